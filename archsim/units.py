@@ -1,0 +1,247 @@
+"""Units at the boundary: parse human strings to SI floats, format SI floats for humans.
+
+One pint registry serves the whole package. pint parses only at the boundary (TOML, constructors,
+sweep axes); engines work on plain floats in SI base units (pint arithmetic is ~40x slower).
+
+Conventions:
+
+* ``GB`` is 10**9 bytes, ``GiB`` is 2**30 bytes (pint's SI and binary prefixes).
+* ``flop`` is a unit of its own dimension (pint has none), so ``"989 TFLOP/s"`` parses.
+* pint's ``cycle`` is an angle, so cycles are never parsed as a unit: they are plain ints.
+* A bare number for a dimensioned field is an error naming the field: ``"3.35"`` is not a bandwidth.
+
+Dimensioned pydantic field types (``Bandwidth``, ``Frequency``, ...) are defined here. They store
+the SI float and serialise back to a string in SI base units (``"3350000000000.0 B/s"``), so
+``model_dump()`` -> ``model_validate()`` is the identity and a dumped model is still unit-checked.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pint
+from annotated_types import Ge
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo
+
+from archsim.errors import UnitError
+
+__all__ = [
+    "ureg",
+    "Dimension",
+    "DIMENSIONS",
+    "parse",
+    "to_si",
+    "format_si",
+    "Bandwidth",
+    "Frequency",
+    "Size",
+    "Time",
+    "Energy",
+    "Power",
+    "EnergyPerByte",
+    "EnergyPerFlop",
+    "FlopRate",
+]
+
+
+# archsim's own, small unit system. pint's default file makes ``bit`` dimensionless, which would let
+# "3 GHz" pass as a bandwidth; here information, FLOP, energy and time are independent dimensions.
+_DEFINITIONS = """
+yotta- = 1e24 = Y-
+zetta- = 1e21 = Z-
+exa- = 1e18 = E-
+peta- = 1e15 = P-
+tera- = 1e12 = T-
+giga- = 1e9 = G-
+mega- = 1e6 = M-
+kilo- = 1e3 = k- = K-
+milli- = 1e-3 = m-
+micro- = 1e-6 = u- = µ- = μ-
+nano- = 1e-9 = n-
+pico- = 1e-12 = p-
+femto- = 1e-15 = f-
+atto- = 1e-18 = a-
+kibi- = 2**10 = Ki-
+mebi- = 2**20 = Mi-
+gibi- = 2**30 = Gi-
+tebi- = 2**40 = Ti-
+pebi- = 2**50 = Pi-
+exbi- = 2**60 = Ei-
+second = [time] = s = sec
+minute = 60 * second = min
+hour = 60 * minute = h = hr
+hertz = 1 / second = Hz
+byte = [information] = B = octet = bytes
+bit = byte / 8 = b = bits
+joule = [energy] = J
+watt = joule / second = W
+flop = [flop] = FLOP = flops = FLOPs
+op = flop = OP = ops = OPs
+""".strip().splitlines()
+
+
+def _make_registry() -> pint.UnitRegistry:
+    reg = pint.UnitRegistry(None, on_redefinition="raise", autoconvert_offset_to_baseunit=False)
+    for line in _DEFINITIONS:
+        reg.define(line)
+    return reg
+
+
+ureg: pint.UnitRegistry = _make_registry()
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A physical dimension a field may have: its pint unit in SI, a name and an example."""
+
+    name: str
+    si_unit: str  # pint expression of the SI unit values are stored in
+    symbol: str  # short symbol used when serialising and formatting
+    example: str
+
+
+DIMENSIONS: dict[str, Dimension] = {
+    d.name: d
+    for d in (
+        Dimension("bandwidth", "byte / second", "B/s", "3.35 TB/s"),
+        Dimension("frequency", "hertz", "Hz", "1.98 GHz"),
+        Dimension("size", "byte", "B", "48 KiB"),
+        Dimension("time", "second", "s", "4 us"),
+        Dimension("energy", "joule", "J", "1.3 nJ"),
+        Dimension("power", "watt", "W", "700 W"),
+        Dimension("energy_per_byte", "joule / byte", "J/B", "3.9 pJ/bit"),
+        Dimension("energy_per_flop", "joule / flop", "J/FLOP", "0.9 pJ/FLOP"),
+        Dimension("flop_rate", "flop / second", "FLOP/s", "989 TFLOP/s"),
+    )
+}
+
+
+def _quantity(text: str) -> pint.Quantity:
+    # Common shorthands that pint does not know: "B/s" is fine, "Bps" is not; keep input honest.
+    return ureg.Quantity(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_text(text: str, dimension: str) -> float:
+    dim = DIMENSIONS[dimension]
+    try:
+        q = _quantity(text)
+    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError, AttributeError,
+            TypeError, ValueError, SyntaxError, AssertionError) as exc:
+        raise UnitError(f"cannot parse {text!r} as a {dim.name} (e.g. {dim.example!r}): {exc}") from None
+    if not isinstance(q, pint.Quantity) or q.dimensionless:
+        raise UnitError(
+            f"{text!r} has no unit; a {dim.name} needs one (e.g. {dim.example!r})"
+        )
+    try:
+        value = float(q.to(dim.si_unit).magnitude)
+    except pint.errors.DimensionalityError:
+        raise UnitError(
+            f"{text!r} is a {q.dimensionality}, not a {dim.name} (expected units like {dim.example!r})"
+        ) from None
+    if not math.isfinite(value):
+        raise UnitError(f"{text!r} is not a finite {dim.name}")
+    return value
+
+
+def parse(value: Any, dimension: str, field: str | None = None) -> float:
+    """Parse ``value`` (a string with units or a pint quantity) into an SI float.
+
+    ``dimension`` is a key of :data:`DIMENSIONS`. A bare int/float is rejected: the unit must be
+    explicit. ``field`` names the field in the error message.
+    """
+    if dimension not in DIMENSIONS:
+        raise UnitError(f"unknown dimension {dimension!r}; allowed: {sorted(DIMENSIONS)}")
+    where = f"field {field!r}: " if field else ""
+    dim = DIMENSIONS[dimension]
+    if isinstance(value, bool) or isinstance(value, int | float):
+        raise UnitError(
+            f"{where}bare number {value!r} has no unit; write a {dim.name} with units, e.g. {dim.example!r}"
+        )
+    if isinstance(value, pint.Quantity):
+        try:
+            return float(value.to(dim.si_unit).magnitude)
+        except pint.errors.DimensionalityError:
+            raise UnitError(f"{where}{value!r} is not a {dim.name} (e.g. {dim.example!r})") from None
+    if not isinstance(value, str):
+        raise UnitError(f"{where}expected a {dim.name} string like {dim.example!r}, got {type(value).__name__}")
+    try:
+        return _parse_text(value.strip(), dimension)
+    except UnitError as exc:
+        raise UnitError(f"{where}{exc}") from None
+
+
+def to_si(value: Any, dimension: str) -> float:
+    """Like :func:`parse` but also accepts an SI float as-is (for internal, already-parsed values)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return parse(value, dimension)
+
+
+_PREFIXES = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"),
+             (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f")]
+_BINARY = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki")]
+
+
+def format_si(value: float, dimension: str, digits: int = 3, binary: bool | None = None) -> str:
+    """Format an SI float for humans: ``format_si(3.35e12, "bandwidth") == "3.35 TB/s"``.
+
+    Sizes that are whole multiples of a power of two are shown with binary prefixes (``"50 MiB"``)
+    unless ``binary`` says otherwise.
+    """
+    dim = DIMENSIONS[dimension]
+    sym = dim.symbol
+    if dimension == "energy_per_byte":
+        # pJ/bit is how datasheets state interface energy.
+        value, sym = value / 8.0, "J/bit"
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {sym}"
+    mag = abs(value)
+    use_binary = binary if binary is not None else (
+        dimension == "size" and mag >= 1024 and any(mag % f == 0 for f, _ in _BINARY)
+    )
+    if use_binary:
+        for factor, prefix in _BINARY:
+            if mag >= factor:
+                return f"{value / factor:.{digits}g} {prefix}{sym}"
+    for factor, prefix in _PREFIXES:
+        if mag >= factor * 0.9999999:
+            return f"{value / factor:.{digits}g} {prefix}{sym}"
+    return f"{value:.{digits}g} {sym}"
+
+
+def _validator(dimension: str) -> BeforeValidator:
+    def check(value: Any, info: ValidationInfo) -> float:
+        return parse(value, dimension, info.field_name)
+
+    return BeforeValidator(check)
+
+
+def _serializer(dimension: str) -> PlainSerializer:
+    sym = DIMENSIONS[dimension].symbol
+
+    def dump(value: float) -> str:
+        # repr() keeps every bit of the float, so dumping and re-validating is the identity.
+        return f"{value!r} {sym}"
+
+    return PlainSerializer(dump, return_type=str)
+
+
+def _field_type(dimension: str) -> Any:
+    # Physical quantities in a hardware description are never negative; fields that must be
+    # strictly positive say so with ``Field(gt=0)``.
+    return Annotated[float, _validator(dimension), Ge(0.0), _serializer(dimension)]
+
+
+Bandwidth = _field_type("bandwidth")
+Frequency = _field_type("frequency")
+Size = _field_type("size")
+Time = _field_type("time")
+Energy = _field_type("energy")
+Power = _field_type("power")
+EnergyPerByte = _field_type("energy_per_byte")
+EnergyPerFlop = _field_type("energy_per_flop")
+FlopRate = _field_type("flop_rate")
