@@ -108,11 +108,13 @@ class CoreModel:
     memory: MemoryParams
     hierarchy: HierarchyConfig
     predictor: PredictorConfig
+    call_overhead_s: float = 0.0  # per kernel call (dispatch), added to the predicted time
 
     @classmethod
     def from_device(cls, cpu, prefetcher: str = "stride") -> CoreModel:
         """From a :class:`archsim.hardware.cpu.CPUDevice`: one core of it, the DRAM at its measured
-        efficiency (``efficiency.dram_bandwidth_efficiency``), a stride prefetcher at L1."""
+        efficiency (``efficiency.dram_bandwidth_efficiency``), a stride prefetcher at L1, and the
+        per-call overhead ``efficiency.op_overhead_s``."""
         bp = cpu.branch_predictor
         return cls(
             core=CoreParams.from_core(cpu.core, int(bp.mispredict_penalty_cycles)),
@@ -126,12 +128,16 @@ class CoreModel:
             ),
             hierarchy=HierarchyConfig.from_device(cpu, n_cores=1, prefetcher=prefetcher),
             predictor=PredictorConfig.from_predictor(bp),
+            call_overhead_s=float(cpu.efficiency.op_overhead_s),
         )
 
 
 @dataclass(frozen=True)
 class CorePrediction:
-    """Predicted cycles and time of one kernel, with the terms and the counts behind them."""
+    """Predicted cycles and time of one kernel, with the terms and the counts behind them.
+
+    ``time_s`` = cycles / clock + the model's per-call overhead.
+    """
 
     kernel: str
     cycles: float
@@ -219,7 +225,8 @@ def predict(kernel: TracedKernel, model: CoreModel, cores: int = 1, sample_units
 
     bound: Bound = "bandwidth" if bw_cycles > base else base_bound  # type: ignore[assignment]
     cycles = max(base, bw_cycles) + stall + branch_stall
-    return CorePrediction(kernel=kernel.name, cycles=cycles, time_s=cycles / c.clock_hz, base_cycles=base,
+    return CorePrediction(kernel=kernel.name, cycles=cycles, time_s=cycles / c.clock_hz + model.call_overhead_s,
+                          base_cycles=base,
                           bandwidth_cycles=bw_cycles, memory_stall_cycles=stall, branch_stall_cycles=branch_stall,
                           bound=bound, mlp=mlp, mispredictions=mispredicts, cache=stats)
 
