@@ -200,7 +200,7 @@ def _attention(op: Any, p: GPUParams) -> CostArrays:
     use_tc = tensor_rate > 0
     peak_v = p.vector_flop_per_cycle_per_sm[vkey] * p.clock_hz * p.sm_count * p.vector_efficiency
     peak_t = tensor_rate * p.clock_hz * p.sm_count * p.tensor_efficiency
-    mm_t = np.where(use_tc, mm / np.maximum(peak_t, 1e-300), 0.0)
+    mm_t = np.divide(mm, peak_t, out=np.zeros(p.n), where=use_tc)
     vec_t = (vector + np.where(use_tc, 0.0, mm)) / peak_v
     sfu_t = special / (p.sfu_per_sm * p.clock_hz * p.sm_count * p.vector_efficiency)
     l2_t = l2_bytes / (p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency)
