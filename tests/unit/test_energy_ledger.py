@@ -16,7 +16,8 @@ REF = {(r["item"], int(r["bits"])): float(r["energy_pJ"]) * 1e-12
 
 def _prices(table: EnergyTable, dram_j_per_byte: float) -> EnergyPrices:
     one = np.ones(1)
-    return EnergyPrices(flop_j={"vector:fp32": table.flop_j("fp32") * one}, read_j_per_byte={"dram": dram_j_per_byte * one},
+    return EnergyPrices(flop_j={"vector:fp32": table.flop_j("fp32") * one},
+                        read_j_per_byte={"dram": dram_j_per_byte * one},
                         write_j_per_byte={"dram": dram_j_per_byte * one}, activation_j=0 * one,
                         link_j_per_byte=0 * one, static_power_w=0 * one)
 
