@@ -64,7 +64,7 @@ class OpGraph:
     batch: int = 1
     dtype: DType = DType.fp32
     training: bool = False
-    coverage: Any = field(default=None, compare=False)
+    coverage: Any = field(default=None, compare=False, repr=False)
     _preds: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
     _succs: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
 
