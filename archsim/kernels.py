@@ -142,7 +142,7 @@ def _tile_table(elem_bytes: float) -> tuple[np.ndarray, ...]:
 
 def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b_bytes: float, c_bytes: float,
              flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray,
-             a_stream_factor: float = 1.0) -> GemmKernel:
+             a_stream_factor: np.ndarray | float = 1.0) -> GemmKernel:
     """Predict the best GEMM kernel for C[m,n] = A[m,k] B[k,n] (``batch`` instances) per point.
 
     ``flop_per_cycle_per_sm`` is the unit's dense rate (Tensor Core or CUDA core) per point,
@@ -151,12 +151,14 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     traffic (below 1 for an implicit-GEMM convolution whose im2col rows overlap in L1).
     """
     elem = max(a_bytes, b_bytes)
+    a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (p.n,))[:, None]
     bk = K_SLICE_BYTES / elem
     bm, bn, threads, regs, split = _tile_table(elem)
     stages = p.gemm_pipeline_stages[:, None]
     stage_bytes = (bm * a_bytes + bn * b_bytes) * bk
     smem = stages * stage_bytes
-    bps = gpu_occupancy(p, threads, regs, smem)
+    # The compiler caps registers at the architecture's per-thread limit (spilling the rest).
+    bps = gpu_occupancy(p, threads, np.minimum(regs, p.max_registers_per_thread[:, None]), smem)
     sm = p.sm_count[:, None]
     k_iters = np.ceil(np.ceil(k / bk) / split)
     k_cta = k_iters * bk
@@ -167,7 +169,7 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     tail = ctas - full * slots
     # Per-block work.
     flop_cta = 2.0 * bm * bn * k_cta
-    l2_cta = (bm * a_bytes * a_stream_factor + bn * b_bytes) * k_cta + bm * bn * np.where(
+    l2_cta = (bm * a_bytes * a_stream + bn * b_bytes) * k_cta + bm * bn * np.where(
         split > 1, ACCUMULATOR_BYTES, c_bytes)
     # Shared memory: every k-slice is written once and read by the warps; a warp tile of the
     # (bm/2 x bn/warps*2) CUTLASS arrangement reads its A rows and B columns, so smem reads per block
@@ -190,10 +192,9 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
 
     def wave(active: np.ndarray) -> tuple[np.ndarray, ...]:
         per_sm = np.ceil(active / sm)
-        busy_sm = np.minimum(active, sm)
         compute = per_sm * flop_cta / sm_rate
         l1 = per_sm * l1_cta / l1_rate
-        lat_bw = little_bandwidth(np.maximum(busy_sm * per_sm, 1.0) * inflight_cta, latency)
+        lat_bw = little_bandwidth(np.maximum(active, 1.0) * inflight_cta, latency)
         l2 = active * l2_cta / achievable_bandwidth(l2_peak, lat_bw)
         dram = dram_kernel * (active / np.maximum(ctas, 1.0)) / achievable_bandwidth(dram_peak, lat_bw)
         on = active > 0
@@ -204,7 +205,8 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     t_full = np.maximum(np.maximum(fc, fl1), np.maximum(fl2, fd))
     t_tail = np.maximum(np.maximum(tc, tl1), np.maximum(tl2, td))
     waves = full + (tail > 0)
-    fill = waves * latency
+    # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
+    fill = waves * (p.l2_latency_s + p.dram_latency_s)[:, None]
     # Parallel split-K: a reduction kernel reads the partials and writes C.
     reduce_bytes = np.where(split > 1, batch * m * n * (ACCUMULATOR_BYTES * split + c_bytes), 0.0)
     reduce_s = reduce_bytes / dram_peak

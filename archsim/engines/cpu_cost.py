@@ -69,7 +69,7 @@ def cost(op: Any, p: CPUParams, threads: int | None) -> CostArrays:
     use_mx = matrix_rate > 0
     if np.any(vector_rate <= 0):
         raise EngineError(f"{op.label}: the CPU has no vector FMA rate for {vec_prec}")
-    times = {"compute:matrix": np.where(use_mx, mm / np.maximum(matrix_rate, 1e-300), 0.0),
+    times = {"compute:matrix": np.divide(mm, matrix_rate, out=np.zeros(p.n), where=use_mx),
              "compute:vector": (vector + special + np.where(use_mx, 0.0, mm)) / vector_rate}
     # Level capacities from the core outwards: registers, then each cache; bytes served by level i are
     # the bytes crossing into the level inside it.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
@@ -53,6 +54,7 @@ class OpGraph:
         batch: samples per step (informational; the ops already carry their sizes).
         dtype: the model's element type.
         training: the graph contains backward and update ops.
+        coverage: for an imported graph, the importer's report (see ``archsim.workload.from_onnx``).
     """
 
     name: str
@@ -62,6 +64,7 @@ class OpGraph:
     batch: int = 1
     dtype: DType = DType.fp32
     training: bool = False
+    coverage: Any = field(default=None, compare=False, repr=False)
     _preds: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
     _succs: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
 
@@ -235,8 +238,9 @@ class GraphBuilder:
         self._inputs.append(spec)
         return Value(spec, None)
 
-    def add(self, op: Op, *inputs: Value, output: int = 0) -> Value:
-        """Append ``op`` consuming ``inputs``; return its ``output``-th output."""
+    def add(self, op: Op, *inputs: Value, output: int = 0, after: tuple[Value, ...] = ()) -> Value:
+        """Append ``op`` consuming ``inputs`` (and ordered after the producers of ``after``, e.g. a
+        KV-cache write read through memory); return its ``output``-th output."""
         free = [t.numel for t in op.inputs()]
         idx = len(self._ops)
         for v in inputs:
@@ -248,8 +252,18 @@ class GraphBuilder:
             free.remove(v.tensor.numel)
             if v.producer is not None:
                 self._edges.append(Edge(v.producer, idx, v.tensor, v.parts))
+        for v in after:
+            if v.producer is not None:
+                self._edges.append(Edge(v.producer, idx))
         self._ops.append(op)
         return Value(op.outputs()[output], idx)
+
+    def slice(self, value: Value, shape: tuple[int, ...]) -> Value:
+        """A view of part of ``value`` (e.g. the last token of each sequence) whose element count divides it."""
+        spec = TensorSpec(tuple(shape), value.tensor.dtype)
+        if value.tensor.numel % spec.numel:
+            raise WorkloadError(f"{self.name}: a slice {shape} must divide the element count of {value.shape}")
+        return Value(spec, value.producer, value.parts * (value.tensor.numel // spec.numel))
 
     def split(self, value: Value, parts: int) -> tuple[Value, ...]:
         """``parts`` equal slices of ``value`` (a free view, e.g. Q, K, V of one projection)."""
