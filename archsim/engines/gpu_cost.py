@@ -104,7 +104,8 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
                   + extra_vector_flop + zero}
     extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
              "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
-             "flop_executed": k.flop_executed}
+             "flop_executed": k.flop_executed,
+             "blocks": np.ceil(shape.m / k.bm) * np.ceil(shape.n / k.bn) * shape.batch * k.split_k}
     return _finish(op, p, times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra)
 
 
@@ -234,7 +235,7 @@ def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, speci
     level_bytes = {"register": 1.5 * e * vector + dram, "l1": dram, "l2": dram, "dram": dram}
     wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
     flop_units = {f"vector:{vkey}": np.full(p.n, vector), "special": np.full(p.n, special)}
-    extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy}
+    extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "blocks": k.blocks}
     return _finish(op, p, times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
                    {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
 
@@ -317,7 +318,7 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
                   "special": np.full(p.n, float(op.flop_special))}
     return _finish(op, p, times, kernel_s, overhead, np.ones(p.n), level_bytes,
                    {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units,
-                   {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy})
+                   {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "blocks": k.blocks})
 
 
 _DISPATCH = {"gemm": _gemm, "conv2d": _conv, "gemv": _gemv, "attention": _attention, "kernel": _kernel}
