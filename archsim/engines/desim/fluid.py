@@ -113,9 +113,14 @@ class FluidShare:
                 break
 
     def _arm(self) -> None:
-        if not self._flows:
+        flows = self._flows
+        if not flows:
             return
-        nxt = min(f.remaining_s / f.rate for f in self._flows)
+        if len(flows) == 1:
+            f = flows[0]
+            nxt = f.remaining_s / f.rate
+        else:
+            nxt = min(f.remaining_s / f.rate for f in flows)
         self._generation += 1
         timer = self.env.timeout(max(nxt, 0.0))
         timer.callbacks.append(_Wake(self, self._generation))
@@ -124,13 +129,21 @@ class FluidShare:
         if generation != self._generation:
             return  # superseded by a later arrival or departure
         self._advance()
-        done = [f for f in self._flows if f.remaining_s <= _REL_TOL * f.solo_s]
-        if done:
-            self._flows = [f for f in self._flows if f.remaining_s > _REL_TOL * f.solo_s]
-            for f in done:
+        flows = self._flows
+        if len(flows) == 1:  # the common, uncontended case
+            f = flows[0]
+            if f.remaining_s <= _REL_TOL * f.solo_s:
+                self._flows = []
                 f.event.succeed()
-            if self._flows:
-                self._reallocate()
+                return
+        else:
+            done = [f for f in flows if f.remaining_s <= _REL_TOL * f.solo_s]
+            if done:
+                self._flows = [f for f in flows if f.remaining_s > _REL_TOL * f.solo_s]
+                for f in done:
+                    f.event.succeed()
+                if self._flows:
+                    self._reallocate()
         self._arm()
 
 
