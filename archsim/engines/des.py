@@ -21,8 +21,7 @@ included. With one serial stream this is the roofline's energy.
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import simpy
@@ -41,7 +40,7 @@ from archsim.engines.desim.plan import Coster, Task
 from archsim.errors import EngineError
 from archsim.results import OpResult, RunResult, TimelineEntry
 
-__all__ = ["estimate_des", "InputPipeline", "DataParallel", "PIMOffload"]
+__all__ = ["estimate_des", "prepare_des", "DESRun", "InputPipeline", "DataParallel", "PIMOffload"]
 
 
 def _check_int(name: str, value: Any) -> int:
@@ -89,14 +88,30 @@ def _compute_role(hw: HardwareView, options: CostOptions) -> str:
     return "gpu" if hw.gpu is not None else "host" if hw.host is not None else "pim"
 
 
-class _Run:
-    """One simulation: the environment, the machine, the plan and the processes that drive it."""
+@dataclass(frozen=True)
+class _Context:
+    hardware: Any
+    options: CostOptions
+    name: str
+    streams: int
+    data_parallel: DataParallel | None
+    offload: PIMOffload | None
+
+
+class DESRun:
+    """One simulation: the environment, the machine, the plan and the processes that drive it.
+
+    Made by :func:`prepare_des`; :meth:`simulate` runs it once, :meth:`result` reads it out.
+    """
+
+    context: _Context
 
     def __init__(self, hw: HardwareView, tasks: list[Task], preds: list[tuple[int, ...]],
                  lanes: list[tuple[str, int, list[Task]]], replicas: int, steps: int, overlap_copies: bool,
                  offload: PIMOffload | None, loader: InputPipeline | None, batch_s: float,
                  feed: Task | None, buckets: list[Any]) -> None:
         self.env = simpy.Environment()
+        self.hw = hw
         self.m = Machine(self.env, hw, replicas)
         self.tasks, self.preds, self.lanes = tasks, preds, lanes
         self.replicas, self.steps = replicas, steps
@@ -224,6 +239,17 @@ class _Run:
         if self.buckets and self.replicas > 1:
             env.process(self.collectives())
 
+    def simulate(self) -> None:
+        """Run the simulation to its end (once)."""
+        if self.env.now > 0 or self._done:
+            raise EngineError("a DESRun simulates once; prepare a new one")
+        self.start()
+        self.env.run()
+
+    def result(self) -> RunResult:
+        """The :class:`~archsim.results.RunResult` of the finished simulation."""
+        return _result(self)
+
     def events(self) -> int:
         # SimPy numbers every scheduled event with this counter (simpy.core.Environment._eid).
         return next(self.env._eid)
@@ -280,10 +306,20 @@ def estimate_des(work: Any, hardware: Any, options: CostOptions | None = None, *
 
     Returns a :class:`~archsim.results.RunResult` with one OpResult per executed op (per step and
     GPU), the timeline, per-resource utilisation, and in ``_meta["des"]`` the event count and the
-    step times (``step_s``: per step, from the previous step's end; ``step_time_s``: the median
-    after the first step).
+    step times (``step_s``: per step, from the previous step's end; ``step_time_s``: their mean
+    after the first, warm-up, step).
     """
-    from archsim import __version__
+    run = prepare_des(work, hardware, options, streams=streams, overlap_copies=overlap_copies, loader=loader,
+                      steps=steps, data_parallel=data_parallel, offload=offload)
+    run.simulate()
+    return run.result()
+
+
+def prepare_des(work: Any, hardware: Any, options: CostOptions | None = None, *, streams: int = 1,
+                overlap_copies: bool = True, loader: InputPipeline | None = None, steps: int = 1,
+                data_parallel: DataParallel | None = None, offload: PIMOffload | None = None) -> DESRun:
+    """Validate, cost and plan a run without simulating it (:meth:`DESRun.simulate`, then
+    :meth:`DESRun.result`); the arguments are those of :func:`estimate_des`."""
     from archsim.engines.roofline import work_ops
 
     options = options or CostOptions()
@@ -301,9 +337,19 @@ def estimate_des(work: Any, hardware: Any, options: CostOptions | None = None, *
         if loader.sample_bytes > 0 and hw.host_link is not None and compute == "gpu":
             from archsim.engines.desim.build import _transfer
             feed = _transfer(coster, loader.sample_bytes * loader.batch, "h2d", hw.host_link)
-    run = _Run(hw, tasks, preds, lanes, replicas, steps, overlap_copies, offload, loader, batch_s, feed, buckets)
-    run.start()
-    run.env.run()
+    run = DESRun(hw, tasks, preds, lanes, replicas, steps, overlap_copies, offload, loader, batch_s, feed, buckets)
+    run.context = _Context(hardware, options, name, streams, data_parallel, offload)
+    return run
+
+
+def _result(run: DESRun) -> RunResult:
+    from archsim import __version__
+
+    ctx = run.context
+    hw, hardware, options, name = run.hw, ctx.hardware, ctx.options, ctx.name
+    replicas, steps, loader = run.replicas, run.steps, run.loader
+    streams, overlap_copies = ctx.streams, run.overlap_copies
+    data_parallel, offload = ctx.data_parallel, ctx.offload
     makespan = float(run.env.now)
     records = run.m.records
     unfinished = [r for r in range(replicas) if len(run.step_end[r]) < steps]
@@ -330,7 +376,8 @@ def estimate_des(work: Any, hardware: Any, options: CostOptions | None = None, *
                                           rec.task.shared_bytes, float(sum(rec.task.dynamic_j.values()))))
     ends = run.step_end[0]
     step_s = [b - a for a, b in zip([0.0, *ends[:-1]], ends, strict=True)]
-    steady = statistics.median(step_s[1:]) if len(step_s) > 1 else step_s[0]
+    # Mean after the first (warm-up) step: with k loader workers batches arrive in bursts of k.
+    steady = (ends[-1] - ends[0]) / (len(ends) - 1) if len(ends) > 1 else ends[0]
     util = run.m.utilisation(makespan)
     if loader is not None:
         util["host.loader"] = min(1.0, run.m.busy_s["host.loader"] / (loader.cores * replicas * makespan))
@@ -344,7 +391,7 @@ def estimate_des(work: Any, hardware: Any, options: CostOptions | None = None, *
                     "data_parallel": None if data_parallel is None else asdict(data_parallel),
                     "offload": None if offload is None else asdict(offload)},
         "des": {"events": run.events(), "step_s": step_s, "step_time_s": steady,
-                "static_power_w": static, "loader_batch_s": batch_s},
+                "static_power_w": static, "loader_batch_s": run.batch_s},
     }
     return RunResult(engine="des", hardware=hw.name, workload=name, latency_s=makespan,
                      energy_j=float(sum(energy.values())), energy_breakdown_j=energy, ops=tuple(ops_out),
