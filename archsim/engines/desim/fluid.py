@@ -66,9 +66,15 @@ class FluidShare:
         if solo_s <= 0.0:
             return env.timeout(0.0)
         event = env.event()
-        self._advance()
         # Rounding can put a flow's own demand a hair above the capacity it was costed against.
-        demand = min(max(float(demand_bytes_per_s), 0.0), self.capacity_bytes_per_s)
+        demand = min(max(demand_bytes_per_s, 0.0), self.capacity_bytes_per_s)
+        if not self._flows:  # fast path: alone, at full speed until something else arrives
+            self._last = env.now
+            self._flows.append(_Flow(solo_s, demand, event))
+            self._generation += 1
+            env.timeout(solo_s).callbacks.append(_Wake(self, self._generation))
+            return event
+        self._advance()
         self._flows.append(_Flow(solo_s, demand, event))
         self._reallocate()
         self._arm()

@@ -143,9 +143,7 @@ class Machine:
 
     def record(self, task: Task, replica: int, step: int, lane: str, start: float) -> None:
         """Record ``task`` as run on ``lane`` from ``start`` to now."""
-        end = self.env.now
-        self.records.append(Record(task, replica, step, lane, start, end))
-        self.busy_s[lane] += end - start
+        self.records.append(Record(task, replica, step, lane, start, self.env.now))
 
     def gpu(self, task: Task, r: int):
         """A GPU kernel: its overheads, then its wave segments on SM slots drawing DRAM bandwidth."""
@@ -252,6 +250,9 @@ class Machine:
         """Busy share of each resource over the makespan (0..1)."""
         if makespan_s <= 0.0:
             return {}
+        for rec in self.records:  # lanes: summed here, not on the hot path
+            if rec.task is not None and rec.task.index >= 0:
+                self.busy_s[rec.resource] += rec.end_s - rec.start_s
         out: dict[str, float] = {}
         for key, busy in sorted(self.busy_s.items()):
             out[key] = min(1.0, busy / (self.capacity.get(key, 1.0) * makespan_s))
