@@ -18,8 +18,8 @@ from validation.cases import Launch
 
 __all__ = ["DTYPE_NAMES", "kernel", "gemm", "conv2d", "elementwise", "softmax", "layernorm", "reduce_sum"]
 
-# numpy dtype name -> archsim dtype name.
-DTYPE_NAMES: dict[str, str] = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "int32": "int32"}
+# numpy dtype name -> archsim dtype name (``archsim.workload.DType`` values).
+DTYPE_NAMES: dict[str, str] = {"float64": "fp64", "float32": "fp32", "float16": "fp16"}
 
 
 def _ops() -> Any:
@@ -45,9 +45,12 @@ def kernel(
     dram_read_bytes: int = 0,
     dram_write_bytes: int = 0,
     dependent_accesses: int = 0,
-    working_set_bytes: int = 0,
+    working_set_bytes: int | None = None,
+    l2_bytes: int | None = None,
+    l1_bytes: int | None = None,
 ) -> Any:
-    """A custom kernel: FLOP by unit, compulsory DRAM bytes, launch shape, dependent-access chain."""
+    """A custom kernel: FLOP by class, compulsory DRAM bytes, launch shape, dependent-access chain, and
+    the L2/L1 traffic where the kernel module derives it (``None``: archsim's own model)."""
     return _ops().Kernel(
         name=name,
         dtype=_dt(dtype),
@@ -62,6 +65,8 @@ def kernel(
         shared_mem_per_block_bytes=launch.shared_mem_per_block_bytes,
         dependent_accesses=dependent_accesses,
         working_set_bytes=working_set_bytes,
+        l2_bytes=l2_bytes,
+        l1_bytes=l1_bytes,
     )
 
 
@@ -94,6 +99,7 @@ def conv2d(
 
 
 def elementwise(shape: tuple[int, ...], fn: str, dtype: str) -> Any:
+    """``fn`` is a name of ``archsim.workload.ELEMENTWISE_COSTS`` (the erf GELU is ``"gelu_erf"``)."""
     return _ops().Elementwise(shape, fn=fn, dtype=_dt(dtype))
 
 
@@ -102,8 +108,9 @@ def softmax(rows: int, cols: int, dtype: str) -> Any:
 
 
 def layernorm(rows: int, cols: int, dtype: str) -> Any:
-    return _ops().LayerNorm((rows, cols), dtype=_dt(dtype))
+    """Affine layernorm over each row of ``cols`` elements."""
+    return _ops().LayerNorm((rows, cols), dtype=_dt(dtype), affine=True)
 
 
 def reduce_sum(numel: int, dtype: str) -> Any:
-    return _ops().Reduce((numel,), dtype=_dt(dtype))
+    return _ops().Reduce((numel,), axes=(0,), op="sum", dtype=_dt(dtype))

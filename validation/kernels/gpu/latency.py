@@ -84,7 +84,7 @@ def _case(lines: int, steps: int) -> KernelCase:
         describe=functools.partial(
             workloads.kernel,
             name,
-            "int32",
+            "float32",  # no arithmetic: names the element class only (archsim has no int32)
             launch,
             dependent_accesses=steps,
             working_set_bytes=ws,

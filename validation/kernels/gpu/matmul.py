@@ -11,9 +11,11 @@ Traffic, from the kernels' access patterns (4-byte elements):
 * naive, block 16 x 16: each block reads a 16-row panel of A and a 16-column panel of B once through L1
   (the block's 8 warps share them), so L2 -> SM traffic is ``4 m n k (1/16 + 1/16)`` = ``m n k / 2``
   bytes; every FMA issues two global loads (L1 hits), which bounds the kernel by load issue, not FLOP.
+  Described with ``l2_bytes = 8 m n k / 16 + 4 m n`` and ``l1_bytes = 8 m n k``.
 * tiled T: each block stages T x T tiles of A and B in shared memory per k-step: L2 -> shared traffic
   ``8 m n k / T`` bytes; shared reads are 2 per FMA per thread (``8 m n k`` bytes, one operand broadcast
   across the warp). Shared memory per block ``2 T^2 4`` bytes; T = 32 runs 1024 threads per block.
+  Described with ``l2_bytes = 8 m n k / T + 4 m n`` and ``l1_bytes = 8 m n k``.
 """
 
 from __future__ import annotations
@@ -116,6 +118,9 @@ def _case(variant: str, m: int, n: int, k: int) -> KernelCase:
     kern = matmul_naive if variant == "naive" else _TILED[t]
     name = f"matmul-{variant}/m={m},n={n},k={k}"
     dram_read, dram_write = 4 * (m * k + k * n), 4 * m * n
+    # L2 -> SM operand traffic 8 m n k / t (naive: the 16 x 16 block shares panels through L1) plus the
+    # C stores; L1/shared operand reads: two 4-byte loads per FMA (see the module docstring).
+    l2_bytes = 8 * m * n * k // t + dram_write
     return KernelCase(
         name=name,
         family="matmul-naive" if variant == "naive" else "matmul-tiled",
@@ -133,6 +138,8 @@ def _case(variant: str, m: int, n: int, k: int) -> KernelCase:
             dram_read_bytes=dram_read,
             dram_write_bytes=dram_write,
             working_set_bytes=dram_read + dram_write,
+            l2_bytes=l2_bytes,
+            l1_bytes=8 * m * n * k,
         ),
         rtol=rtol_for("float32"),
         launch=launch,
