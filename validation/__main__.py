@@ -22,6 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, required=True, help="folder, e.g. validation/data/h200")
     m.add_argument("--preset", help="archsim preset the report predicts with (default: from the device name)")
     m.add_argument("--only", help="measure only cases whose name contains this text")
+    m.add_argument("--package", action="append", help="kernel package (default validation.kernels.<target>)")
     m.add_argument("--deadline-s", type=float, help="start no new case after this many seconds")
     m.add_argument(
         "--no-ceilings", action="store_true", help="skip the copy-bandwidth and peak-matmul ceilings"
@@ -68,16 +69,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "measure":
         from validation.measure import measure
 
-        res = measure(
-            args.target,
-            args.sizes,
-            args.out,
-            preset=args.preset,
-            only=args.only,
-            deadline_s=args.deadline_s,
-            ceilings=not args.no_ceilings,
-            log=_log,
-        )
+        try:
+            res = measure(
+                args.target,
+                args.sizes,
+                args.out,
+                preset=args.preset,
+                packages=args.package,
+                only=args.only,
+                deadline_s=args.deadline_s,
+                ceilings=not args.no_ceilings,
+                log=_log,
+            )
+        except (ValueError, RuntimeError) as exc:
+            _log(f"measure: {exc}")
+            return 2
         _log(
             f"measure: {len(res.measured)} measured, {len(res.failed)} failed, {len(res.skipped)} skipped "
             f"-> {args.out}"

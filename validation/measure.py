@@ -178,6 +178,8 @@ def measure(
     cfg = QUICK if sizes in ("quick", "tiny") else FULL
     cases = [c for c in discover(target, sizes, packages) if only is None or only in c.name]
 
+    if not cases:
+        raise ValueError(f"no {target} cases found in {packages} (sizes={sizes!r}, only={only!r})")
     prov: dict[str, Any] = {
         "target": target,
         "sizes": sizes,
