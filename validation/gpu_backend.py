@@ -41,6 +41,13 @@ def _fill(arr: Any, value: float | int) -> None:
     fill[min(1024, max(1, math.ceil(arr.size / 256))), 256](flat, arr.dtype.type(value))
 
 
+def _attr(read: Any) -> Any:
+    try:
+        return read()
+    except Exception:  # noqa: BLE001 - any driver error means "unknown" here
+        return None
+
+
 def device_properties() -> dict[str, Any]:
     """Name, SM count, clocks (Hz), L2 size, memory, compute capability, driver/runtime/numba versions."""
     import numba
@@ -59,16 +66,18 @@ def device_properties() -> dict[str, Any]:
         return props
     name = dev.name
     props["name"] = name.decode() if isinstance(name, bytes) else str(name)
-    props["sm_count"] = int(dev.MULTIPROCESSOR_COUNT)
-    props["sm_clock_max_hz"] = int(dev.CLOCK_RATE) * 1000  # CUDA reports kHz
-    props["memory_clock_max_hz"] = int(dev.MEMORY_CLOCK_RATE) * 1000
-    props["memory_bus_width_bits"] = int(dev.GLOBAL_MEMORY_BUS_WIDTH)
-    props["l2_bytes"] = int(dev.L2_CACHE_SIZE)
-    free, total = cuda.current_context().get_memory_info()
-    props["memory_total_bytes"] = int(total)
-    props["memory_free_bytes"] = int(free)
-    props["cuda_driver_version"] = ".".join(map(str, cuda.cudadrv.driver.driver.get_version()))
-    props["cuda_runtime_version"] = ".".join(map(str, cuda.runtime.get_version()))
+    # One unreadable attribute must not stop a measurement run: it is recorded as None.
+    props["sm_count"] = _attr(lambda: int(dev.MULTIPROCESSOR_COUNT))
+    props["sm_clock_max_hz"] = _attr(lambda: int(dev.CLOCK_RATE) * 1000)  # CUDA reports kHz
+    props["memory_clock_max_hz"] = _attr(lambda: int(dev.MEMORY_CLOCK_RATE) * 1000)
+    props["memory_bus_width_bits"] = _attr(lambda: int(dev.GLOBAL_MEMORY_BUS_WIDTH))
+    props["l2_bytes"] = _attr(lambda: int(dev.L2_CACHE_SIZE))
+    mem = _attr(lambda: cuda.current_context().get_memory_info())
+    props["memory_free_bytes"], props["memory_total_bytes"] = (
+        (int(mem[0]), int(mem[1])) if mem else (None, None)
+    )
+    props["cuda_driver_version"] = _attr(lambda: ".".join(map(str, cuda.cudadrv.driver.driver.get_version())))
+    props["cuda_runtime_version"] = _attr(lambda: ".".join(map(str, cuda.runtime.get_version())))
     return props
 
 

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 from numba import cuda
-from scipy.special import erf
 
 from validation import workloads
 from validation.cases import KernelCase
@@ -69,6 +68,8 @@ def _reference(fn: str, inp):
     x = inp["x"].astype(np.float64)
     if fn == "relu":
         return np.maximum(x, 0.0)
+    from scipy.special import erf  # imported here: a missing scipy skips these cases, not the suite
+
     return 0.5 * x * (1.0 + erf(x * _INV_SQRT2))
 
 
