@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import pint
 from annotated_types import Ge
-from pydantic import BeforeValidator, PlainSerializer, ValidationInfo
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo  # noqa: F401
 
 from archsim.errors import UnitError
 
@@ -214,8 +214,9 @@ def format_si(value: float, dimension: str, digits: int = 3, binary: bool | None
 
 
 def _validator(dimension: str) -> BeforeValidator:
-    def check(value: Any, info: ValidationInfo) -> float:
-        return parse(value, dimension, info.field_name)
+    def check(value: Any, _info: ValidationInfo) -> float:
+        # pydantic's error location already names the field (by its TOML name).
+        return parse(value, dimension)
 
     return BeforeValidator(check)
 

@@ -1,0 +1,145 @@
+"""GPU models: streaming multiprocessor, Tensor Cores and the GPU device.
+
+Peak FLOP/s = SMs x clock x FLOP/cycle/SM. For the CUDA cores FLOP/cycle/SM = FMA lanes x 2, e.g.
+V100: 80 SMs x 1.53 GHz x 64 fp32 lanes x 2 = 15.7 TFLOP/s (V100 whitepaper, Table 1). For Tensor
+Cores the dense FLOP/cycle/SM is a field per precision, e.g. V100 fp16: 8 Tensor Cores x 64 FMA x 2
+= 1024, so 80 x 1.53 GHz x 1024 = 125 TFLOP/s.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from archsim.hardware.base import HardwareModel, Precision, Source, si
+from archsim.hardware.energy import EnergyTable
+from archsim.hardware.memory import DRAM, Cache
+from archsim.units import Frequency, Power, Size, Time
+
+
+class StreamingMultiprocessor(HardwareModel):
+    """One SM: CUDA-core lanes, schedulers, register file, shared memory/L1 and occupancy limits."""
+
+    cuda_cores: int = Field(gt=0, description="fp32 FMA lanes per SM")
+    fma_lanes: dict[Precision, int] = Field(
+        description="FMA lanes per SM per precision on the CUDA cores (fp16 counts packed half2 lanes)"
+    )
+    special_function_units: int = Field(gt=0, description="SFU lanes per SM (exp, rsqrt, sin)")
+    warp_schedulers: int = Field(gt=0)
+    warp_size: int = Field(32, gt=0)
+    registers: int = Field(gt=0, description="32-bit registers per SM")
+    max_registers_per_thread: int = Field(255, gt=0)
+    shared_memory_bytes: Size = si("shared_memory", gt=0, description="max shared memory per SM")
+    max_shared_memory_per_block_bytes: Size = si("max_shared_memory_per_block", gt=0)
+    max_warps: int = Field(gt=0, description="resident warps per SM")
+    max_blocks: int = Field(gt=0, description="resident thread blocks per SM")
+    max_threads_per_block: int = Field(1024, gt=0)
+    l1: Cache = Field(description="the unified L1/shared-memory array of one SM (the L1/texture cache if separate)")
+    unified_l1_shared: bool = Field(
+        True, description="shared memory and L1 share one array (Fermi, Kepler, Volta and later); "
+        "False for Maxwell/Pascal, whose shared memory is a separate array"
+    )
+
+    @model_validator(mode="after")
+    def _limits(self) -> StreamingMultiprocessor:
+        if self.fma_lanes.get("fp32") != self.cuda_cores:
+            raise ValueError(f"fma_lanes.fp32 must equal cuda_cores ({self.cuda_cores})")
+        if self.max_shared_memory_per_block_bytes > self.shared_memory_bytes:
+            raise ValueError("max_shared_memory_per_block exceeds shared_memory")
+        if self.unified_l1_shared and self.shared_memory_bytes > self.l1.size_bytes:
+            raise ValueError("shared_memory exceeds the L1/shared array size (l1.size)")
+        if self.max_warps * self.warp_size < self.max_threads_per_block:
+            raise ValueError("max_warps x warp_size is below max_threads_per_block")
+        return self
+
+    @property
+    def max_threads(self) -> int:
+        """Resident threads per SM."""
+        return self.max_warps * self.warp_size
+
+
+class TensorCore(HardwareModel):
+    """Matrix-multiply-accumulate units: dense (non-sparse) FLOP per cycle per SM per precision."""
+
+    per_sm: int = Field(gt=0)
+    flop_per_cycle_per_sm: dict[Precision, int] = Field(min_length=1)
+
+
+class GPUEfficiency(HardwareModel):
+    """Named calibration factors of a GPU, each backed by a source in the preset."""
+
+    launch_overhead_s: Time = si("launch_overhead", gt=0, description="kernel launch to start, host side")
+    dram_bandwidth_efficiency: float = Field(gt=0, le=1, description="STREAM-like copy / peak")
+    l2_bandwidth_efficiency: float = Field(gt=0, le=1)
+    vector_efficiency: float = Field(gt=0, le=1, description="achievable fraction of CUDA-core peak")
+    tensor_efficiency: float = Field(gt=0, le=1, description="achievable fraction of Tensor Core peak")
+
+
+class GPUDevice(HardwareModel):
+    """A GPU: SMs at a boost clock, Tensor Cores, L2, device memory, energy and calibration."""
+
+    kind: Literal["gpu"] = "gpu"
+    name: str = Field(min_length=1)
+    architecture: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="e.g. volta, ampere, hopper")
+    compute_capability: str = Field(pattern=r"^\d+\.\d+$")
+    node_nm: float = Field(gt=0, description="process node, nm (also in energy.node_nm)")
+    sm_count: int = Field(gt=0)
+    clock_hz: Frequency = si("clock", gt=0, description="boost clock the datasheet peaks use")
+    tensor_clock_hz: Frequency | None = si(
+        "tensor_clock", gt=0, default=None,
+        description="clock the datasheet Tensor Core peaks use, when it differs from clock (H100: 1.83 vs 1.98 GHz)",
+    )
+    sm: StreamingMultiprocessor
+    tensor_core: TensorCore | None = None
+    l2: Cache
+    dram: DRAM
+    energy: EnergyTable
+    static_power_w: Power = si("static_power", description="idle power")
+    tdp_w: Power = si("tdp", gt=0)
+    efficiency: GPUEfficiency
+    sources: list[Source] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistency(self) -> GPUDevice:
+        if self.l2.size_bytes <= self.sm.l1.size_bytes:
+            raise ValueError("l2.size must be larger than sm.l1.size")
+        if self.energy.node_nm != self.node_nm:
+            raise ValueError(f"energy.node_nm {self.energy.node_nm} differs from node_nm {self.node_nm}")
+        if self.static_power_w > self.tdp_w:
+            raise ValueError("static_power exceeds tdp")
+        return self
+
+    @property
+    def tensor_clock(self) -> float:
+        """Clock of the Tensor Core peaks (Hz): ``tensor_clock`` if given, else ``clock``."""
+        return self.tensor_clock_hz if self.tensor_clock_hz is not None else self.clock_hz
+
+    @property
+    def cuda_cores(self) -> int:
+        """Total fp32 lanes: SMs x CUDA cores per SM."""
+        return self.sm_count * self.sm.cuda_cores
+
+    def peak_flop_per_s(self, precision: str = "fp32", unit: Literal["vector", "tensor"] = "vector") -> float:
+        """Dense peak FLOP/s on the CUDA cores (``vector``) or Tensor Cores (``tensor``); 0 if none."""
+        if unit == "tensor":
+            if self.tensor_core is None:
+                return 0.0
+            per_sm = self.tensor_core.flop_per_cycle_per_sm.get(precision, 0)  # type: ignore[call-overload]
+            return self.sm_count * self.tensor_clock * per_sm
+        else:
+            per_sm = 2 * self.sm.fma_lanes.get(precision, 0)  # type: ignore[call-overload]
+        return self.sm_count * self.clock_hz * per_sm
+
+    def best_peak_flop_per_s(self, precision: str) -> float:
+        """The higher of the Tensor Core and CUDA-core peaks for ``precision``."""
+        return max(self.peak_flop_per_s(precision, "tensor"), self.peak_flop_per_s(precision, "vector"))
+
+    @property
+    def dram_bandwidth_bytes_per_s(self) -> float:
+        """Peak device-memory bandwidth (B/s)."""
+        return self.dram.bandwidth_bytes_per_s
+
+    def ridge_point(self, precision: str = "fp32") -> float:
+        """FLOP per DRAM byte where the peak roofline turns compute-bound."""
+        return self.best_peak_flop_per_s(precision) / self.dram_bandwidth_bytes_per_s

@@ -1,0 +1,173 @@
+"""Result values of the engines: one :class:`OpResult` per op, one :class:`RunResult` per run.
+
+Results are plain frozen values in SI units; keys of the per-level and per-component dicts are
+short names (``"dram"``, ``"l2"``, ``"compute:tensor"``), and :meth:`RunResult.to_frame` turns them
+into unit-suffixed columns (``dram_bytes``, ``time_memory:dram_s``, ``energy_dram_j``). Only plots
+and the CLI turn these into human units.
+
+The bound of an op names what limits it: ``compute:<unit>`` (``compute:tensor``,
+``compute:vector``, ``compute:special``, ``compute:pim``), ``memory:<level>`` (``memory:dram``,
+``memory:l2``...), ``link`` (host-device or inter-device transfer), ``latency`` (a dependent chain of
+accesses) or ``overhead`` (launch/dispatch dominates).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["OpResult", "RunResult", "TimelineEntry", "ENERGY_ARITHMETIC", "ENERGY_STATIC"]
+
+# Energy components that are not data movement; every other component is.
+ENERGY_ARITHMETIC = ("compute",)
+ENERGY_STATIC = ("static",)
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """The estimate of one op on one device.
+
+    Attributes:
+        name: op label (unique within a run where the workload gives unique names).
+        kind: op kind (``"gemm"``, ``"conv2d"``...).
+        phase: ``"forward"``, ``"backward"`` or ``"update"``.
+        device: the device role that ran it (``"gpu"``, ``"host"``, ``"pim"``, or the device name).
+        flop: FLOP executed.
+        bytes_by_level: bytes moved at each memory level/link (``{"dram": ..., "l2": ...}``).
+        time_by_unit_s: time each compute unit / level / overhead alone would take, in s.
+        bound: the key of ``time_by_unit_s`` that sets the latency (see module doc).
+        latency_s: time of the op, in s.
+        energy_j: energy of the op, in J (sum of ``energy_breakdown_j``).
+        energy_breakdown_j: component -> J (``"compute"``, ``"register"``, ``"l1"``, ``"dram"``,
+            ``"link"``, ``"static"``...).
+        start_s: start time on the timeline (discrete-event engine; 0 for the roofline).
+        extra: engine-specific values (occupancy, waves, efficiency factors), floats only.
+    """
+
+    name: str
+    kind: str
+    phase: str
+    device: str
+    flop: float
+    bytes_by_level: dict[str, float]
+    time_by_unit_s: dict[str, float]
+    bound: str
+    latency_s: float
+    energy_j: float
+    energy_breakdown_j: dict[str, float]
+    start_s: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def end_s(self) -> float:
+        """``start_s + latency_s``."""
+        return self.start_s + self.latency_s
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOP per DRAM byte (inf when the op moves no DRAM bytes)."""
+        dram = self.bytes_by_level.get("dram", 0.0)
+        return self.flop / dram if dram > 0 else math.inf
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One busy interval of one resource (discrete-event engine)."""
+
+    op: str
+    resource: str
+    start_s: float
+    end_s: float
+    bytes: float = 0.0
+    energy_j: float = 0.0
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The estimate of a whole workload on a piece of hardware.
+
+    ``energy_breakdown_j`` sums to ``energy_j``; ``latency_s`` is the critical path (the sum of op
+    latencies for a serial run, the makespan for the discrete-event engine).
+    """
+
+    engine: str
+    hardware: str
+    workload: str
+    latency_s: float
+    energy_j: float
+    energy_breakdown_j: dict[str, float]
+    ops: tuple[OpResult, ...]
+    timeline: tuple[TimelineEntry, ...] = ()
+    utilisation: dict[str, float] = field(default_factory=dict)
+    _meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flop(self) -> float:
+        """Total FLOP of the run."""
+        return float(sum(o.flop for o in self.ops))
+
+    @property
+    def data_movement_energy_j(self) -> float:
+        """Energy of every component that is neither arithmetic nor static power, in J."""
+        return sum(v for k, v in self.energy_breakdown_j.items()
+                   if k not in ENERGY_ARITHMETIC and k not in ENERGY_STATIC)
+
+    @property
+    def data_movement_fraction(self) -> float:
+        """Share of the total energy spent moving data (0..1)."""
+        return self.data_movement_energy_j / self.energy_j if self.energy_j > 0 else 0.0
+
+    @property
+    def bound_counts(self) -> dict[str, int]:
+        """How many ops each bound limits."""
+        out: dict[str, int] = {}
+        for o in self.ops:
+            out[o.bound] = out.get(o.bound, 0) + 1
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per op; unit-suffixed columns (``latency_s``, ``dram_bytes``, ``energy_dram_j``)."""
+        rows = []
+        for o in self.ops:
+            row: dict[str, Any] = {
+                "name": o.name, "kind": o.kind, "phase": o.phase, "device": o.device,
+                "bound": o.bound, "flop": o.flop, "start_s": o.start_s, "latency_s": o.latency_s,
+                "energy_j": o.energy_j,
+            }
+            row.update({f"{k}_bytes": v for k, v in o.bytes_by_level.items()})
+            row.update({f"time_{k}_s": v for k, v in o.time_by_unit_s.items()})
+            row.update({f"energy_{k}_j": v for k, v in o.energy_breakdown_j.items()})
+            row.update(o.extra)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def timeline_frame(self) -> pd.DataFrame:
+        """The timeline as a frame: op, resource, start_s, end_s, bytes, energy_j."""
+        return pd.DataFrame([asdict(t) for t in self.timeline],
+                            columns=["op", "resource", "start_s", "end_s", "bytes", "energy_j"])
+
+    def summary(self) -> dict[str, float]:
+        """Headline numbers: latency_s, energy_j, flop, data_movement_fraction, achieved FLOP/s."""
+        return {
+            "latency_s": self.latency_s,
+            "energy_j": self.energy_j,
+            "flop": self.flop,
+            "achieved_flop_per_s": self.flop / self.latency_s if self.latency_s > 0 else 0.0,
+            "data_movement_fraction": self.data_movement_fraction,
+        }
+
+    def to_json(self) -> str:
+        """A JSON document of the whole result (round-trips through :meth:`from_json`)."""
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunResult:
+        """Rebuild a result written by :meth:`to_json`."""
+        data = json.loads(text)
+        data["ops"] = tuple(OpResult(**o) for o in data["ops"])
+        data["timeline"] = tuple(TimelineEntry(**t) for t in data["timeline"])
+        return cls(**data)
