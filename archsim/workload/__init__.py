@@ -5,6 +5,7 @@ dependencies); hardware never appears.
 """
 
 from archsim.workload.dtypes import DType, TensorSpec
+from archsim.workload.graph import Edge, GraphBuilder, OpGraph, Value, training_step
 from archsim.workload.ops import (
     ELEMENTWISE_COSTS,
     FLOP_CLASSES,
@@ -51,4 +52,9 @@ __all__ = [
     "Kernel",
     "ELEMENTWISE_COSTS",
     "FLOP_CLASSES",
+    "OpGraph",
+    "Edge",
+    "GraphBuilder",
+    "Value",
+    "training_step",
 ]
