@@ -9,9 +9,11 @@ GPU GEMM (and implicit-GEMM convolution) follows the structure of CUTLASS/cuBLAS
   thread x threads), shared memory / (stages x k-slice bytes)) (CUDA occupancy calculator);
 * waves: ``ceil(blocks / (SMs x blocks per SM))``; the last, partial wave is the tail effect
   (NVIDIA "Matrix Multiplication Background" guide: wave and tile quantization);
-* per wave, time = max over resources of work / rate: Tensor-Core or CUDA-core FLOP of the padded
-  tiles / (per-SM peak x efficiency), shared-memory operand traffic / L1 bandwidth, L2 operand
-  traffic / achievable L2 bandwidth and DRAM traffic / achievable DRAM bandwidth;
+* time = max over resources of work / rate: Tensor-Core or CUDA-core FLOP of the padded tiles that
+  the busiest SM runs in turn (waves x blocks per SM) / (per-SM peak x efficiency), the same for its
+  shared-memory operand traffic / L1 bandwidth, and the whole grid's L2 operand traffic and DRAM
+  traffic / achievable L2 and DRAM bandwidth (shared by the grid, so not quantised by waves);
+  every term is non-increasing in SMs, clock and bandwidth, and so is the minimum over tiles;
 * latency hiding by Little's law: bytes in flight = (stages - 1) k-slices per resident block, so
   the achievable bandwidth of a wave combines peak x efficiency and bytes in flight / latency
   harmonically (:func:`achievable_bandwidth`), with the
@@ -190,27 +192,23 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     latency = p.l2_latency_s[:, None] + miss * p.dram_latency_s[:, None]
     inflight_cta = (stages - 1.0) * stage_bytes
 
-    def wave(active: np.ndarray) -> tuple[np.ndarray, ...]:
-        per_sm = np.ceil(active / sm)
-        compute = per_sm * flop_cta / sm_rate
-        l1 = per_sm * l1_cta / l1_rate
-        lat_bw = little_bandwidth(np.maximum(active, 1.0) * inflight_cta, latency)
-        l2 = active * l2_cta / achievable_bandwidth(l2_peak, lat_bw)
-        dram = dram_kernel * (active / np.maximum(ctas, 1.0)) / achievable_bandwidth(dram_peak, lat_bw)
-        on = active > 0
-        return tuple(np.where(on, x, 0.0) for x in (compute, l1, l2, dram))
-
-    fc, fl1, fl2, fd = wave(np.where(full > 0, slots, 0.0))
-    tc, tl1, tl2, td = wave(tail)
-    t_full = np.maximum(np.maximum(fc, fl1), np.maximum(fl2, fd))
-    t_tail = np.maximum(np.maximum(tc, tl1), np.maximum(tl2, td))
+    # Compute and shared memory are quantised by waves (each SM runs its blocks in turn); L2 and DRAM
+    # traffic are shared by the whole grid, at the bandwidth its resident blocks can keep in flight.
     waves = full + (tail > 0)
+    blocks_in_turn = full * bps + np.ceil(tail / sm)
+    compute = blocks_in_turn * flop_cta / sm_rate
+    l1 = blocks_in_turn * l1_cta / l1_rate
+    resident = np.minimum(ctas, slots)
+    lat_bw = little_bandwidth(np.maximum(resident, 1.0) * inflight_cta, latency)
+    l2 = l2_total / achievable_bandwidth(l2_peak, lat_bw)
+    dram = dram_kernel / achievable_bandwidth(dram_peak, lat_bw)
+    t_body = np.maximum(np.maximum(compute, l1), np.maximum(l2, dram))
     # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
     fill = waves * (p.l2_latency_s + p.dram_latency_s)[:, None]
     # Parallel split-K: a reduction kernel reads the partials and writes C.
     reduce_bytes = np.where(split > 1, batch * m * n * (ACCUMULATOR_BYTES * split + c_bytes), 0.0)
     reduce_s = reduce_bytes / dram_peak
-    time = full * t_full + t_tail + fill + reduce_s
+    time = t_body + fill + reduce_s
     time = np.where(bps > 0, time, np.inf)
     launches = np.where(split > 1, 2.0, 1.0)
     # Choose per point the candidate of minimum time including its launch overheads.
@@ -224,10 +222,10 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     occupancy = np.minimum(1.0, active_avg / np.maximum(slots, 1.0)) * bps * warps / p.max_warps[:, None]
     return GemmKernel(
         time_s=pick(time),
-        compute_s=pick(full * fc + tc),
-        l1_s=pick(full * fl1 + tl1),
-        l2_s=pick(full * fl2 + tl2),
-        dram_s=pick(full * fd + td + reduce_s),
+        compute_s=pick(compute),
+        l1_s=pick(l1),
+        l2_s=pick(l2),
+        dram_s=pick(dram + reduce_s),
         fill_s=pick(fill),
         launches=pick(launches),
         flop_executed=pick(ctas * flop_cta),
