@@ -10,7 +10,10 @@ of the recursive pure-Python oracle in ``tests/property/test_cache_oracle.py``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 # Request kinds.
 READ = 0
@@ -35,8 +38,33 @@ K_READS, K_READ_MISSES, K_WRITES, K_WRITE_MISSES, K_EVICTIONS, K_WRITEBACKS = ra
 K_PREFETCHES, K_BACK_INVALIDATIONS, K_BYTES_FROM_BELOW, K_BYTES_TO_BELOW = range(6, 10)
 N_COUNTERS = 10
 
+# Trace entries ahead of the current one whose large-level sets are prefetched into the host cache.
+PREFETCH_AHEAD = 8
+# Levels whose tag array (one instance) has more entries than this get those host prefetches.
+PREFETCH_MIN_ENTRIES = 1 << 16
+
 # Slots of the scalar ``state`` array.
 S_RNG = 1  # slot 0 is reserved
+
+
+@intrinsic
+def _host_prefetch(typingctx, arr, idx):
+    """Emit ``llvm.prefetch`` (read, high locality) for ``&arr[idx]``: the simulated sets of a large
+    level miss the host's caches, and the trace says which set comes next."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @njit(cache=True, inline="always")
@@ -66,6 +94,17 @@ def _plru_victim(plru: np.ndarray, pbase: int, ways: int, log2ways: int) -> int:
     for _ in range(log2ways):
         node = 2 * node + 1 + plru[pbase + node]
     return node - (ways - 1)
+
+
+@njit(cache=True, inline="always")
+def _at(arr: np.ndarray, i: int, j: int) -> int:
+    # 2-D read with unsigned indices: no wrap-around check (see the note on the way loops below).
+    return arr[np.uint64(i), np.uint64(j)]
+
+
+@njit(cache=True, inline="always")
+def _inc(counters: np.ndarray, i: int, k: int, v: int) -> None:
+    counters[np.uint64(i), np.uint64(k)] += v
 
 
 # The way loops index with uint64: numba adds a negative-index wrap-around check to every signed
@@ -128,38 +167,74 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
     page_shift = 12 - line_shift if line_shift < 12 else 0
     # Fast path for the first level: a hit of a write-back LRU/FIFO level without a stride
     # prefetcher changes nothing but the order of its set, so it skips the request stack.
-    l1_repl = lvl_cfg[0, C_REPL]
-    l1_fast = (lvl_cfg[0, C_WRITE_BACK] == 1 and lvl_cfg[0, C_PREFETCH] != PF_STRIDE
+    l1_repl = _at(lvl_cfg, 0, C_REPL)
+    l1_fast = (_at(lvl_cfg, 0, C_WRITE_BACK) == 1 and _at(lvl_cfg, 0, C_PREFETCH) != PF_STRIDE
                and (l1_repl == REPL_LRU or l1_repl == REPL_FIFO))
     # Length-1 columns stand for a value shared by every access.
     size_step = 1 if size.shape[0] > 1 else 0
     write_step = 1 if is_write.shape[0] > 1 else 0
     core_step = 1 if core.shape[0] > 1 else 0
-    for t in range(addr.shape[0]):
+    # The first level's geometry per core, and its fast-path hit counts (added to counters at the end).
+    f_mask = np.empty(n_cores, np.int64)
+    f_bits = np.empty(n_cores, np.int64)
+    f_sets = np.empty(n_cores, np.int64)
+    f_ways = np.empty(n_cores, np.int64)
+    f_base = np.empty(n_cores, np.int64)
+    f_reads = np.zeros(n_cores, np.int64)
+    f_writes = np.zeros(n_cores, np.int64)
+    for k in range(n_cores):
+        i = _at(inst_of, 0, k)
+        f_mask[k] = _at(inst_cfg, i, I_MASK)
+        f_bits[k] = _at(inst_cfg, i, I_SETBITS)
+        f_sets[k] = _at(inst_cfg, i, I_SETS)
+        f_ways[k] = _at(inst_cfg, i, I_WAYS)
+        f_base[k] = _at(inst_cfg, i, I_BASE)
+    # Levels large enough to miss the host's caches, for the look-ahead prefetch.
+    n_big = 0
+    big = np.empty(n_levels, np.int64)
+    for lv in range(n_levels):
+        i = _at(inst_of, lv, 0)
+        if _at(inst_cfg, i, I_SETS) * _at(inst_cfg, i, I_WAYS) > PREFETCH_MIN_ENTRIES:
+            big[n_big] = lv
+            n_big += 1
+    n_trace = addr.shape[0]
+    prev_fl = -1
+    for t in range(n_trace):
+        if n_big > 0 and t + PREFETCH_AHEAD < n_trace:
+            ta = t + PREFETCH_AHEAD
+            fl = np.int64(addr[ta]) >> line_shift
+            fc = np.int64(core[ta * core_step])
+            # Only a new line can miss the first level and reach the large ones.
+            for q in range(n_big if fl != prev_fl else 0):
+                fi = _at(inst_of, big[q], fc)
+                fm = _at(inst_cfg, fi, I_MASK)
+                fs = (fl & fm) if fm >= 0 else (fl % _at(inst_cfg, fi, I_SETS))
+                _host_prefetch(tags, np.uint64(_at(inst_cfg, fi, I_BASE) + fs * _at(inst_cfg, fi, I_WAYS)))
+            prev_fl = fl
         a = np.int64(addr[t])
         nbytes = np.int64(size[t * size_step])
         c0 = np.int64(core[t * core_step])
         first = a >> line_shift
         last = (a + nbytes - 1) >> line_shift
         kind0 = WRITE if is_write[t * write_step] else READ
+        uc0 = np.uint64(c0)
         for ln in range(first, last + 1):
             if l1_fast:
-                i0 = inst_of[0, c0]
-                m0 = inst_cfg[i0, I_MASK]
+                m0 = f_mask[uc0]
                 if m0 >= 0:
                     s0 = ln & m0
-                    g0 = ln >> inst_cfg[i0, I_SETBITS]
+                    g0 = ln >> f_bits[uc0]
                 else:
-                    s0 = ln % inst_cfg[i0, I_SETS]
-                    g0 = ln // inst_cfg[i0, I_SETS]
-                w0 = inst_cfg[i0, I_WAYS]
-                b0 = inst_cfg[i0, I_BASE] + s0 * w0
+                    s0 = ln % f_sets[uc0]
+                    g0 = ln // f_sets[uc0]
+                w0 = f_ways[uc0]
+                b0 = f_base[uc0] + s0 * w0
                 k = _find(tags, b0, w0, g0, True)
                 if k >= 0:
                     if kind0 == READ:
-                        counters[i0, K_READS] += 1
+                        f_reads[uc0] += 1
                     else:
-                        counters[i0, K_WRITES] += 1
+                        f_writes[uc0] += 1
                         tags[b0 + k] |= 1
                     if l1_repl == REPL_LRU and k > 0:
                         _move_to_front(tags, b0, k)
@@ -179,21 +254,21 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                 line = st_line[sp]
                 kind = st_kind[sp]
                 nb = st_nb[sp]
-                inst = inst_of[lv, c0]
-                sets = inst_cfg[inst, I_SETS]
-                ways = inst_cfg[inst, I_WAYS]
-                mask = inst_cfg[inst, I_MASK]
+                inst = _at(inst_of, lv, c0)
+                sets = _at(inst_cfg, inst, I_SETS)
+                ways = _at(inst_cfg, inst, I_WAYS)
+                mask = _at(inst_cfg, inst, I_MASK)
                 if mask >= 0:
                     s = line & mask
-                    tag = line >> inst_cfg[inst, I_SETBITS]
+                    tag = line >> _at(inst_cfg, inst, I_SETBITS)
                 else:
                     s = line % sets
                     tag = line // sets
-                base = inst_cfg[inst, I_BASE] + s * ways
-                pbase = inst_cfg[inst, I_PBASE] + s * (ways - 1)
-                repl = lvl_cfg[lv, C_REPL]
+                base = _at(inst_cfg, inst, I_BASE) + s * ways
+                pbase = _at(inst_cfg, inst, I_PBASE) + s * (ways - 1)
+                repl = _at(lvl_cfg, lv, C_REPL)
                 ordered = repl == REPL_LRU or repl == REPL_FIFO
-                wback = lvl_cfg[lv, C_WRITE_BACK] == 1
+                wback = _at(lvl_cfg, lv, C_WRITE_BACK) == 1
                 if skip_find:
                     way = -1
                     skip_find = False
@@ -209,15 +284,15 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                 install_dirty = 0
                 if kind == PREFETCH:
                     if way < 0:
-                        counters[inst, K_PREFETCHES] += 1
+                        _inc(counters, inst, K_PREFETCHES, 1)
                         install = True
                         ch_fill = True
                 else:
                     demand = kind != WRITEBACK
                     if kind == READ:
-                        counters[inst, K_READS] += 1
+                        _inc(counters, inst, K_READS, 1)
                     else:
-                        counters[inst, K_WRITES] += 1
+                        _inc(counters, inst, K_WRITES, 1)
                     if way >= 0:
                         if kind != READ:
                             if wback:
@@ -231,10 +306,10 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                             _plru_touch(plru, pbase, ways, way)
                     else:
                         if kind == READ:
-                            counters[inst, K_READ_MISSES] += 1
+                            _inc(counters, inst, K_READ_MISSES, 1)
                         else:
-                            counters[inst, K_WRITE_MISSES] += 1
-                        if kind == READ or lvl_cfg[lv, C_WRITE_ALLOCATE] == 1:
+                            _inc(counters, inst, K_WRITE_MISSES, 1)
+                        if kind == READ or _at(lvl_cfg, lv, C_WRITE_ALLOCATE) == 1:
                             install = True
                             # A full-line write-back needs no fill; a partial store does (RFO).
                             ch_fill = kind != WRITEBACK
@@ -247,10 +322,10 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                         else:
                             ch_fwd_kind = kind
                             ch_fwd_nb = nb
-                        if demand and lvl_cfg[lv, C_PREFETCH] == PF_NEXT_LINE:
+                        if demand and _at(lvl_cfg, lv, C_PREFETCH) == PF_NEXT_LINE:
                             ch_pf = line + 1
-                    if demand and lvl_cfg[lv, C_PREFETCH] == PF_STRIDE:
-                        n_ent = lvl_cfg[lv, C_PF_ENTRIES]
+                    if demand and _at(lvl_cfg, lv, C_PREFETCH) == PF_STRIDE:
+                        n_ent = _at(lvl_cfg, lv, C_PF_ENTRIES)
                         page = line >> page_shift
                         e = page % n_ent
                         if pf_tab[inst, e, 0] == page:
@@ -280,39 +355,39 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                                 break
                         if vway < 0:
                             if repl == REPL_PLRU:
-                                vway = _plru_victim(plru, pbase, ways, inst_cfg[inst, I_LOG2WAYS])
+                                vway = _plru_victim(plru, pbase, ways, _at(inst_cfg, inst, I_LOG2WAYS))
                             else:
                                 vway = np.int64(_xorshift(state) % np.uint64(ways))
                     ventry = tags[base + vway]
                     if ventry != -1:
                         victim = (np.int64(ventry >> 1)) * sets + s
                         vdirty = (ventry & 1) == 1
-                        counters[inst, K_EVICTIONS] += 1
-                        if lvl_cfg[lv, C_INCLUSIVE] == 1:
+                        _inc(counters, inst, K_EVICTIONS, 1)
+                        if _at(lvl_cfg, lv, C_INCLUSIVE) == 1:
                             # Back-invalidate the victim above; a dirty copy makes it dirty here.
                             for u in range(lv):
-                                uordered = (lvl_cfg[u, C_REPL] == REPL_LRU
-                                            or lvl_cfg[u, C_REPL] == REPL_FIFO)
+                                uordered = (_at(lvl_cfg, u, C_REPL) == REPL_LRU
+                                            or _at(lvl_cfg, u, C_REPL) == REPL_FIFO)
                                 for k in range(n_cores):
-                                    if lvl_cfg[lv, C_SHARED] == 0 and inst_of[lv, k] != inst:
+                                    if _at(lvl_cfg, lv, C_SHARED) == 0 and _at(inst_of, lv, k) != inst:
                                         continue
-                                    ui = inst_of[u, k]
-                                    if k > 0 and inst_of[u, k - 1] == ui:
+                                    ui = _at(inst_of, u, k)
+                                    if k > 0 and _at(inst_of, u, k - 1) == ui:
                                         continue
-                                    umask = inst_cfg[ui, I_MASK]
+                                    umask = _at(inst_cfg, ui, I_MASK)
                                     if umask >= 0:
                                         us = victim & umask
-                                        utag = victim >> inst_cfg[ui, I_SETBITS]
+                                        utag = victim >> _at(inst_cfg, ui, I_SETBITS)
                                     else:
-                                        us = victim % inst_cfg[ui, I_SETS]
-                                        utag = victim // inst_cfg[ui, I_SETS]
-                                    uways = inst_cfg[ui, I_WAYS]
-                                    ubase = inst_cfg[ui, I_BASE] + us * uways
+                                        us = victim % _at(inst_cfg, ui, I_SETS)
+                                        utag = victim // _at(inst_cfg, ui, I_SETS)
+                                    uways = _at(inst_cfg, ui, I_WAYS)
+                                    ubase = _at(inst_cfg, ui, I_BASE) + us * uways
                                     uw = _find(tags, ubase, uways, utag, uordered)
                                     if uw >= 0:
                                         if (tags[ubase + uw] & 1) == 1:
                                             vdirty = True
-                                        counters[ui, K_BACK_INVALIDATIONS] += 1
+                                        _inc(counters, ui, K_BACK_INVALIDATIONS, 1)
                                         if uordered:
                                             for j in range(uw, uways - 1):
                                                 tags[ubase + j] = tags[ubase + j + 1]
@@ -320,8 +395,8 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                                         else:
                                             tags[ubase + uw] = -1
                         if vdirty:
-                            counters[inst, K_WRITEBACKS] += 1
-                            counters[inst, K_BYTES_TO_BELOW] += line_bytes
+                            _inc(counters, inst, K_WRITEBACKS, 1)
+                            _inc(counters, inst, K_BYTES_TO_BELOW, line_bytes)
                             ch_wb = victim
                     if ordered:
                         _shift_down(tags, base, ways - 1)
@@ -330,9 +405,9 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                     if repl == REPL_PLRU:
                         _plru_touch(plru, pbase, ways, vway)
                 if ch_fill:
-                    counters[inst, K_BYTES_FROM_BELOW] += line_bytes
+                    _inc(counters, inst, K_BYTES_FROM_BELOW, line_bytes)
                 if ch_fwd_kind >= 0:
-                    counters[inst, K_BYTES_TO_BELOW] += ch_fwd_nb
+                    _inc(counters, inst, K_BYTES_TO_BELOW, ch_fwd_nb)
                 # Push in reverse processing order; the next level is memory for the last level.
                 if ch_pf >= 0:
                     st_l[sp] = lv
@@ -359,3 +434,7 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                         st_kind[sp] = WRITEBACK
                         st_nb[sp] = line_bytes
                         sp += 1
+    for k in range(n_cores):  # per core, into its (possibly shared) instance
+        i = _at(inst_of, 0, k)
+        counters[i, K_READS] += f_reads[k]
+        counters[i, K_WRITES] += f_writes[k]
