@@ -35,7 +35,11 @@ class StreamingMultiprocessor(HardwareModel):
     max_warps: int = Field(gt=0, description="resident warps per SM")
     max_blocks: int = Field(gt=0, description="resident thread blocks per SM")
     max_threads_per_block: int = Field(1024, gt=0)
-    l1: Cache = Field(description="the unified L1/shared-memory array of one SM")
+    l1: Cache = Field(description="the unified L1/shared-memory array of one SM (the L1/texture cache if separate)")
+    unified_l1_shared: bool = Field(
+        True, description="shared memory and L1 share one array (Fermi, Kepler, Volta and later); "
+        "False for Maxwell/Pascal, whose shared memory is a separate array"
+    )
 
     @model_validator(mode="after")
     def _limits(self) -> StreamingMultiprocessor:
@@ -43,7 +47,7 @@ class StreamingMultiprocessor(HardwareModel):
             raise ValueError(f"fma_lanes.fp32 must equal cuda_cores ({self.cuda_cores})")
         if self.max_shared_memory_per_block_bytes > self.shared_memory_bytes:
             raise ValueError("max_shared_memory_per_block exceeds shared_memory")
-        if self.shared_memory_bytes > self.l1.size_bytes:
+        if self.unified_l1_shared and self.shared_memory_bytes > self.l1.size_bytes:
             raise ValueError("shared_memory exceeds the L1/shared array size (l1.size)")
         if self.max_warps * self.warp_size < self.max_threads_per_block:
             raise ValueError("max_warps x warp_size is below max_threads_per_block")
@@ -82,6 +86,10 @@ class GPUDevice(HardwareModel):
     node_nm: float = Field(gt=0, description="process node, nm (also in energy.node_nm)")
     sm_count: int = Field(gt=0)
     clock_hz: Frequency = si("clock", gt=0, description="boost clock the datasheet peaks use")
+    tensor_clock_hz: Frequency | None = si(
+        "tensor_clock", gt=0, default=None,
+        description="clock the datasheet Tensor Core peaks use, when it differs from clock (H100: 1.83 vs 1.98 GHz)",
+    )
     sm: StreamingMultiprocessor
     tensor_core: TensorCore | None = None
     l2: Cache
@@ -103,6 +111,11 @@ class GPUDevice(HardwareModel):
         return self
 
     @property
+    def tensor_clock(self) -> float:
+        """Clock of the Tensor Core peaks (Hz): ``tensor_clock`` if given, else ``clock``."""
+        return self.tensor_clock_hz if self.tensor_clock_hz is not None else self.clock_hz
+
+    @property
     def cuda_cores(self) -> int:
         """Total fp32 lanes: SMs x CUDA cores per SM."""
         return self.sm_count * self.sm.cuda_cores
@@ -113,6 +126,7 @@ class GPUDevice(HardwareModel):
             if self.tensor_core is None:
                 return 0.0
             per_sm = self.tensor_core.flop_per_cycle_per_sm.get(precision, 0)  # type: ignore[call-overload]
+            return self.sm_count * self.tensor_clock * per_sm
         else:
             per_sm = 2 * self.sm.fma_lanes.get(precision, 0)  # type: ignore[call-overload]
         return self.sm_count * self.clock_hz * per_sm
