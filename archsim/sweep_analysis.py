@@ -174,8 +174,10 @@ def sensitivity(table: pd.DataFrame, output: str = "latency_s", inputs: Sequence
         res = rbd_fast.analyze(problem, x, y, seed=seed)
         frame = pd.DataFrame({"input": list(params), "S1": res["S1"], "S1_conf": res["S1_conf"]})
     elif method == "delta":
-        res = salib_delta.analyze(problem, x, y, seed=seed)
-        frame = pd.DataFrame({"input": list(params), "delta": res["delta"], "delta_conf": res["delta_conf"],
+        res = salib_delta.analyze(problem, x, y, seed=seed, print_to_console=False)
+        # SALib >= 1.5 names the classic estimator "delta_raw" (and adds a bias-balanced variant).
+        name = "delta" if "delta" in res else "delta_raw"
+        frame = pd.DataFrame({"input": list(params), "delta": res[name], "delta_conf": res[f"{name}_conf"],
                               "S1": res["S1"], "S1_conf": res["S1_conf"]})
     else:
         raise SweepError(f"sensitivity method {method!r} is not known; allowed: 'rbd_fast', 'delta'")
