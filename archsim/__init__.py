@@ -1,10 +1,54 @@
 """archsim: time and energy of neural-network workloads on CPUs, GPUs, DRAM and PIM.
 
-The public namespace is small; see ``__all__``. Nothing is computed at import.
+The public namespace is small (``__all__``) and loaded lazily: ``import archsim`` computes nothing
+and imports no engine, plotting or numba code until a name is first used.
+
+    hw = archsim.load_preset("gpu/h100-sxm5-80gb")
+    graph = archsim.zoo.resnet50(batch=256, dtype="fp16", training=True)
+    res = archsim.estimate(graph, hw)              # RunResult: latency_s, energy_j, ops, to_frame()
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+# public name -> (module, attribute or None for the module itself)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "load_preset": ("archsim.presets", "load_preset"),
+    "load_hardware": ("archsim.presets", "load_hardware"),
+    "list_presets": ("archsim.presets", "list_presets"),
+    "estimate": ("archsim.engines", "estimate"),
+    "estimate_many": ("archsim.engines", "estimate_many"),
+    "Sweep": ("archsim.sweep", "Sweep"),
+    "RunResult": ("archsim.results", "RunResult"),
+    "OpResult": ("archsim.results", "OpResult"),
+    "OpGraph": ("archsim.workload", "OpGraph"),
+    "training_step": ("archsim.workload", "training_step"),
+    "from_onnx": ("archsim.workload", "from_onnx"),
+    "ArchsimError": ("archsim.errors", "ArchsimError"),
+    "ops": ("archsim.ops", None),
+    "zoo": ("archsim.zoo", None),
+    "plot": ("archsim.plot", None),
+    "hardware": ("archsim.hardware", None),
+    "units": ("archsim.units", None),
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'archsim' has no attribute {name!r}") from None
+    mod = importlib.import_module(module)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value  # cache: later lookups bypass __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -74,6 +74,10 @@ def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
     for key, value in override.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) and "preset" not in value:
             out[key] = _merge(out[key], value)
+        elif key == "sources" and isinstance(value, list) and isinstance(out.get(key), list):
+            # Sources document where numbers come from: a derived preset keeps its base's sources
+            # (for the fields it does not override) and adds its own.
+            out[key] = [*out[key], *value]
         else:
             out[key] = value
     return out

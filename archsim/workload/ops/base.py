@@ -1,0 +1,150 @@
+"""The operator protocol shared by every op, and validation helpers.
+
+An op is a frozen dataclass describing one kernel-sized piece of work. It knows its FLOP by
+operation class, the minimum bytes it must move (each input read once, each output written once,
+weights read once: the compulsory traffic of a perfect cache), its operand tensors, its learnable
+parameters and the ops of its backward pass. It knows nothing about hardware.
+
+FLOP classes (keys of :meth:`Op.flop_breakdown`):
+
+* ``"matmul"``: multiply-accumulate work that can run on matrix/tensor units (a MAC is 2 FLOP);
+* ``"vector"``: other adds, multiplies, compares and max on vector/SIMD ALUs;
+* ``"special"``: transcendental and division-like work (exp, tanh, rsqrt, reciprocal) that runs on
+  special-function units; each evaluation counts 1 FLOP (one SFU instruction, e.g. ``MUFU.EX2``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any, ClassVar, Literal
+
+from archsim.errors import WorkloadError
+from archsim.workload.dtypes import DType, TensorSpec
+
+__all__ = ["Op", "Phase", "PHASES", "FLOP_CLASSES", "breakdown", "pair", "check_positive", "check_choice"]
+
+Phase = Literal["forward", "backward", "update"]
+PHASES: tuple[str, ...] = ("forward", "backward", "update")
+FLOP_CLASSES: tuple[str, ...] = ("matmul", "vector", "special")
+
+
+def breakdown(matmul: int = 0, vector: int = 0, special: int = 0) -> dict[str, int]:
+    """A FLOP breakdown dict with exactly the three class keys."""
+    return {"matmul": int(matmul), "vector": int(vector), "special": int(special)}
+
+
+def pair(value: Any, field: str) -> tuple[int, int]:
+    """Normalise an int or a 2-sequence of ints to a pair (kernel sizes, strides, paddings)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    try:
+        a, b = value
+        return (int(a), int(b))
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError(f"{field}: expected an int or a pair of ints, got {value!r}") from exc
+
+
+def check_positive(op: Any, *fields: str, minimum: int = 1) -> None:
+    """Raise :class:`WorkloadError` naming the first field of ``op`` below ``minimum``."""
+    for f in fields:
+        v = getattr(op, f)
+        values = v if isinstance(v, tuple) else (v,)
+        for x in values:
+            if isinstance(x, bool) or not isinstance(x, int):
+                raise WorkloadError(f"{type(op).__name__}.{f}: expected an int, got {v!r}")
+            if x < minimum:
+                raise WorkloadError(f"{type(op).__name__}.{f}: must be >= {minimum}, got {v!r}")
+
+
+def check_choice(op: Any, field: str, allowed: Iterable[str]) -> None:
+    """Raise :class:`WorkloadError` if ``op.field`` is not one of ``allowed``, listing them."""
+    allowed = tuple(allowed)
+    v = getattr(op, field)
+    if v not in allowed:
+        raise WorkloadError(f"{type(op).__name__}.{field}: {v!r} is not one of {', '.join(map(repr, allowed))}")
+
+
+def shape_tuple(value: Any, field: str) -> tuple[int, ...]:
+    """Normalise an int (a flat element count) or a sequence of ints to a shape tuple of ints >= 1."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,)
+    try:
+        shape = tuple(int(d) for d in value)
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError(f"{field}: expected an int or a tuple of ints, got {value!r}") from exc
+    if not shape:
+        raise WorkloadError(f"{field}: must have at least one dimension")
+    for d in shape:
+        if d < 1:
+            raise WorkloadError(f"{field}: every dimension must be >= 1, got {value!r}")
+    return shape
+
+
+class Op:
+    """Base of every operator. Subclasses are frozen dataclasses with fields ``dtype``, ``name``, ``phase``.
+
+    Subclasses implement :meth:`flop_breakdown`, :meth:`inputs` and :meth:`outputs`, and override
+    :meth:`param_count`, :meth:`backward`, :meth:`min_bytes` and :meth:`macs` where they differ.
+    """
+
+    kind: ClassVar[str] = "op"
+    dtype: DType
+    name: str
+    phase: str
+
+    def _common_post_init(self) -> None:
+        object.__setattr__(self, "dtype", DType.parse(self.dtype, f"{type(self).__name__}.dtype"))
+        check_choice(self, "phase", PHASES)
+        if not isinstance(self.name, str):
+            raise WorkloadError(f"{type(self).__name__}.name: expected a string, got {self.name!r}")
+
+    # --- work -----------------------------------------------------------------------------------
+    def flop_breakdown(self) -> dict[str, int]:
+        """FLOP by class: ``{"matmul": ..., "vector": ..., "special": ...}``; sums to :meth:`flop`."""
+        raise NotImplementedError
+
+    def flop(self) -> int:
+        """Total FLOP (a multiply-add counts 2)."""
+        return sum(self.flop_breakdown().values())
+
+    def macs(self) -> int:
+        """Multiply-accumulates of convolution/linear/matmul work (the count model papers publish)."""
+        return 0
+
+    # --- data -----------------------------------------------------------------------------------
+    def inputs(self) -> tuple[TensorSpec, ...]:
+        """Tensors the op reads (activations, weights, saved tensors), each once."""
+        raise NotImplementedError
+
+    def outputs(self) -> tuple[TensorSpec, ...]:
+        """Tensors the op writes, each once."""
+        raise NotImplementedError
+
+    def min_bytes(self) -> int:
+        """Compulsory bytes: every input read once and every output written once, in bytes."""
+        total = sum(t.bytes for t in self.inputs()) + sum(t.bytes for t in self.outputs())
+        return int(math.ceil(total))
+
+    def param_count(self) -> int:
+        """Learnable parameters this op owns (0 for backward and update ops)."""
+        return 0
+
+    def backward(self) -> tuple[Op, ...]:
+        """The ops of this op's backward pass (phase ``"backward"``)."""
+        raise WorkloadError(f"{type(self).__name__} ({self.label}): no backward pass is modelled")
+
+    # --- naming ---------------------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        """The op's name, or its kind when unnamed."""
+        return self.name or self.kind
+
+    def _bwd_name(self, suffix: str) -> str:
+        return f"{self.label}.{suffix}"
+
+    def _require_forward(self) -> None:
+        if self.phase != "forward":
+            raise WorkloadError(
+                f"{type(self).__name__} ({self.label}): backward of a {self.phase}-phase op is not modelled"
+            )
