@@ -8,7 +8,7 @@ is not an :class:`~archsim.errors.ArchsimError`) does.
 
 An evaluator is any picklable callable ``(work, [hardware, ...]) -> [ {metric: float}, ... ]`` with a
 ``key`` string that identifies it (and its options) in the result store. :class:`EngineEvaluator`
-is the one :meth:`archsim.Sweep.run` uses: the vectorised roofline ``estimate_many`` for the
+is the one :meth:`archsim.Sweep.run` uses: the vectorised roofline ``archsim.engines.estimate_many`` for the
 roofline engine, one ``estimate`` per point otherwise.
 """
 
@@ -55,10 +55,11 @@ class EngineEvaluator:
 
     def __call__(self, work: Any, hardware: Sequence[Any]) -> list[dict[str, float]]:
         if self.engine == "roofline":
-            from archsim.engines.roofline import estimate_many
+            from archsim.engines import estimate_many
 
             frame = estimate_many(work, list(hardware), **dict(self.options))
-            return [{k: float(v) for k, v in row.items()} for row in frame.to_dict("records")]
+            numeric = frame.select_dtypes("number")
+            return [{k: float(v) for k, v in row.items()} for row in numeric.to_dict("records")]
         import archsim
 
         return [flatten_run(archsim.estimate(work, hw, engine=self.engine, **dict(self.options)))
