@@ -201,11 +201,11 @@ class Sweep:
         tasks = self._tasks(work, ev.key)
         keys = [t.key for t in tasks]
         the_store = self._open_store(store)
-        done = the_store.finished(keys)
-        if not resume and not the_store.finished().empty:
+        existing = the_store.finished()
+        if not resume and not existing.empty:
             raise SweepError(f"the store {store} already holds results: pass resume=True to reuse them, "
                              "or choose another directory")
-        finished = set(done["key"])
+        finished = set(existing["key"]) & set(keys)
         todo: dict[str, PointTask] = {}
         for t in tasks:
             if t.key not in finished and t.key not in todo:

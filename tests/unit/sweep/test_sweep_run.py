@@ -203,3 +203,21 @@ def test_points_preview_matches_len(v100):
     sweep = grid(v100)
     assert len(sweep) == 6 and list(sweep.points()["point"]) == list(range(6))
     assert isinstance(sweep.points(), pd.DataFrame)
+
+
+def test_progress_bar_only_when_asked_or_on_a_terminal(v100, capfd):
+    sweep = grid(v100)
+    sweep.run(WORK, evaluator=ToyEvaluator(), executor="serial", chunk_size=1)
+    assert capfd.readouterr().err == ""  # stderr is not a terminal under pytest
+    sweep.run(WORK, evaluator=ToyEvaluator(), executor="serial", chunk_size=1, progress=True)
+    assert "6/6" in capfd.readouterr().err
+
+
+def test_repeated_points_are_evaluated_once(v100, tmp_path):
+    log = tmp_path / "evaluated.txt"
+    # 16 random draws over 2 x 2 levels repeat points; each distinct point is computed once.
+    sweep = Sweep(v100, {"gpu.sm_count": [40, 80], "gpu.dram.bandwidth": ["300 GB/s", "600 GB/s"]},
+                  sampler="random", n=16, seed=1)
+    table = to_wide(sweep.run(WORK, evaluator=ToyEvaluator(log=str(log)), executor="serial"))
+    distinct = table[["gpu.sm_count", "gpu.dram.bandwidth_bytes_per_s"]].drop_duplicates()
+    assert len(table) == 16 and len(log.read_text().splitlines()) == len(distinct) <= 4
