@@ -293,7 +293,7 @@ def _roofline(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".png", ".svg"):
         raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")
-    fig = plot.roofline(result, hw, device=args.device, title=f"{args.model} on {hw.name}")
+    fig = plot.roofline(result, hw, device=args.device, precision=args.dtype, title=f"{args.model} on {hw.name}")
     plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
     print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
           f"{format_si(result.energy_j, 'energy')}")

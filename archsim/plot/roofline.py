@@ -67,7 +67,23 @@ def ceilings(hardware: Any, device: str | None = None) -> list[Ceiling]:
             out.append(Ceiling(f"pim {p}", "compute", dev.peak_flop_per_s(p)))
     else:
         raise PlotError(f"no roofline for hardware of kind {dev.kind!r}")
-    return [c for c in out if c.rate > 0]
+    return _merge_equal([c for c in out if c.rate > 0])
+
+
+def _merge_equal(roofs: list[Ceiling]) -> list[Ceiling]:
+    """One ceiling per distinct rate of a unit: ``tensor fp16`` and ``tensor bf16`` at the same
+    FLOP/s are drawn once as ``tensor fp16/bf16`` (two lines on top of each other read as one)."""
+    out: list[Ceiling] = []
+    for c in roofs:
+        unit, _, precision = c.name.rpartition(" ")
+        for i, o in enumerate(out):
+            o_unit = o.name.rpartition(" ")[0]
+            if c.kind == o.kind == "compute" and unit == o_unit and abs(o.rate - c.rate) <= 1e-9 * c.rate:
+                out[i] = Ceiling(f"{o.name}/{precision}", o.kind, o.rate)
+                break
+        else:
+            out.append(c)
+    return out
 
 
 def _prefix(values: np.ndarray, unit: str) -> tuple[float, str]:
@@ -79,18 +95,25 @@ def _prefix(values: np.ndarray, unit: str) -> tuple[float, str]:
 
 
 def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: list[str] | None = None,
-             title: str | None = None, style_name: str | None = "paper") -> Any:
+             precision: str | None = None, title: str | None = None, style_name: str | None = "paper") -> Any:
     """Plot ``result``'s ops on the hierarchical roofline of ``hardware``; returns the figure.
 
     ``levels`` picks the memory levels to place ops at (default: every level the ops report bytes for
     that has a ceiling). Ops without FLOP or without bytes at a level are not placed at that level.
+    Ridge points are those of the highest compute ceiling, or of the highest one for ``precision``
+    (e.g. ``"fp16"``: the workload's precision) when given.
     """
     roofs = ceilings(hardware, device)
     memory = [c for c in roofs if c.kind == "memory"]
     compute = [c for c in roofs if c.kind == "compute"]
     if not memory or not compute:
         raise PlotError("the hardware has no memory or no compute ceiling to draw")
-    top = max(compute, key=lambda c: c.rate)
+    candidates = compute
+    if precision is not None:
+        candidates = [c for c in compute if precision in c.name.rpartition(" ")[2].split("/")]
+        if not candidates:
+            raise PlotError(f"no compute ceiling for precision {precision!r}; ceilings: {[c.name for c in compute]}")
+    top = max(candidates, key=lambda c: c.rate)
     names = [c.name for c in memory]
     ops = [o for o in result.ops if o.flop > 0 and o.latency_s > 0]
     placed = levels if levels is not None else [n for n in names if any(o.bytes_by_level.get(n, 0) > 0 for o in ops)]
@@ -110,7 +133,7 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         colour = {c.name: colours[i % len(colours)] for i, c in enumerate(memory)}
         for c in memory:
-            ax.plot(x, np.minimum(c.rate * x, top.rate) / f, color=colour[c.name], label=f"ceiling: {c.name}",
+            ax.plot(x, np.minimum(c.rate * x, max(r.rate for r in compute)) / f, color=colour[c.name], label=f"ceiling: {c.name}",
                     gid=f"ceiling:{c.name}")
         best_bw = max(c.rate for c in memory)
         for c in sorted(compute, key=lambda c: -c.rate):

@@ -153,3 +153,24 @@ def test_paper_style_is_applied(run_result, v100):
     fig = plot.roofline(run_result, v100)
     assert fig.get_figwidth() == pytest.approx(plot.COLUMN_WIDTH_IN)
     assert "serif" in fig.axes[0].xaxis.label.get_fontfamily()
+
+
+def test_equal_compute_ceilings_are_drawn_once():
+    from archsim.presets import load_preset
+
+    h100 = load_preset("gpu/h100-sxm5-80gb")
+    names = [c.name for c in plot.ceilings(h100)]
+    # fp16 and bf16 Tensor Core peaks are equal on the H100, so they share one ceiling
+    tensor = [n for n in names if n.startswith("tensor")]
+    assert "tensor fp16/bf16" in tensor and len(set(tensor)) == len(tensor)
+    rates = [c.rate for c in plot.ceilings(h100) if c.kind == "compute"]
+    assert len(rates) == len(set(rates))
+
+
+def test_ridges_for_a_precision(v100, run_result):
+    fig = plot.roofline(run_result, v100, precision="fp32")
+    labels = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if (t.get_gid() or "").startswith("ridge-label:")}
+    # fp32 vector peak 15.67 TFLOP/s over 900 GB/s of DRAM = 17.4 FLOP/B
+    assert labels["ridge-label:dram"] == "17.4"
+    with pytest.raises(PlotError, match="no compute ceiling for precision 'int4'"):
+        plot.roofline(run_result, v100, precision="int4")
