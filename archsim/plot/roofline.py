@@ -132,8 +132,9 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
 
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         colour = {c.name: colours[i % len(colours)] for i, c in enumerate(memory)}
+        peak = max(r.rate for r in compute)
         for c in memory:
-            ax.plot(x, np.minimum(c.rate * x, max(r.rate for r in compute)) / f, color=colour[c.name], label=f"ceiling: {c.name}",
+            ax.plot(x, np.minimum(c.rate * x, peak) / f, color=colour[c.name], label=f"ceiling: {c.name}",
                     gid=f"ceiling:{c.name}")
         best_bw = max(c.rate for c in memory)
         for c in sorted(compute, key=lambda c: -c.rate):
