@@ -140,7 +140,8 @@ def best(table: pd.DataFrame, objective: str = "latency_s", *, minimize: bool = 
 
 
 def sensitivity(table: pd.DataFrame, output: str = "latency_s", inputs: Sequence[str] | None = None,
-                method: Literal["rbd_fast", "delta"] = "rbd_fast", seed: int = 0) -> pd.DataFrame:
+                method: Literal["rbd_fast", "delta"] = "rbd_fast", seed: int = 0, resamples: int = 100,
+                ) -> pd.DataFrame:
     """How much of the variance of ``output`` each axis explains, from a random/LHS/Sobol' sweep.
 
     ``rbd_fast`` estimates first-order Sobol' indices S1 from any sample by random balance designs
@@ -148,13 +149,16 @@ def sensitivity(table: pd.DataFrame, output: str = "latency_s", inputs: Sequence
     moment-independent delta and S1 (Plischke, Borgonovo & Smith 2013), both from SALib. Both work on
     the points a sweep already has: they order the sample along each input, so a log-scaled axis and
     its logarithm give the same indices. Choice axes enter by their level index. Returns one row per
-    input: ``input``, ``S1`` (and ``delta``) and their confidence intervals.
+    input: ``input``, ``S1`` (and ``delta``) and their 95% confidence intervals from ``resamples``
+    bootstrap resamples (delta's cost grows with them: one kernel density estimate per resample).
     """
     from SALib.analyze import delta as salib_delta
     from SALib.analyze import rbd_fast
 
     params = inputs if inputs is not None else parameter_columns(to_wide(table))
     wide = _ok(table, [output, *params])
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise SweepError(f"resamples must be a positive integer, got {resamples!r}")
     if len(wide) < 16:
         raise SweepError(f"sensitivity needs at least 16 valid points, the table has {len(wide)}")
     columns = []
@@ -171,10 +175,10 @@ def sensitivity(table: pd.DataFrame, output: str = "latency_s", inputs: Sequence
     problem = {"num_vars": len(params), "names": list(params),
                "bounds": [[float(c.min()), float(c.max())] for c in columns]}
     if method == "rbd_fast":
-        res = rbd_fast.analyze(problem, x, y, seed=seed)
+        res = rbd_fast.analyze(problem, x, y, num_resamples=resamples, seed=seed)
         frame = pd.DataFrame({"input": list(params), "S1": res["S1"], "S1_conf": res["S1_conf"]})
     elif method == "delta":
-        res = salib_delta.analyze(problem, x, y, seed=seed, print_to_console=False)
+        res = salib_delta.analyze(problem, x, y, num_resamples=resamples, seed=seed, print_to_console=False)
         # SALib >= 1.5 names the classic estimator "delta_raw" (and adds a bias-balanced variant).
         name = "delta" if "delta" in res else "delta_raw"
         frame = pd.DataFrame({"input": list(params), "delta": res[name], "delta_conf": res[f"{name}_conf"],

@@ -59,3 +59,38 @@ def test_zoo_workload_axes(v100):
     assert by[(40, 4)] > by[(40, 1)] and by[(80, 4)] <= by[(40, 4)]
     ref = archsim.estimate(archsim.zoo.mlp(batch=4, dtype="fp16"), v100)
     assert by[(80, 4)] == pytest.approx(ref.latency_s, rel=1e-9)
+
+
+def test_cli_sweep_end_to_end(tmp_path, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from archsim.cli import main
+
+    spec = tmp_path / "mlp.toml"
+    spec.write_text("""
+[base]
+preset = "gpu/v100-sxm2-16gb"
+[work]
+model = "mlp"
+batch = 32
+dtype = "fp16"
+[sweep]
+executor = "serial"
+metrics = ["latency_s", "energy_j"]
+[axes]
+"gpu.dram.bandwidth" = { from = "300 GB/s", to = "900 GB/s", num = 3 }
+"gpu.sm_count" = [40, 80]
+[[plots]]
+kind = "heatmap"
+x = "gpu.dram.bandwidth_bytes_per_s"
+y = "gpu.sm_count"
+""")
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("6 points: 6 ok, 0 invalid, 0 failed") and "fastest: point" in text
+    assert (out / "00-heatmap.pdf").is_file() and (out / "results.parquet").is_file()
+    assert main(["sweep", str(spec), "--out", str(out)]) == 2  # the store holds results: needs --resume
+    assert "already holds results" in capsys.readouterr().err
+    assert main(["sweep", str(spec), "--out", str(out), "--resume"]) == 0
