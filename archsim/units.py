@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import pint
 from annotated_types import Ge
-from pydantic import BeforeValidator, PlainSerializer, ValidationInfo  # noqa: F401
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema  # noqa: F401
 
 from archsim.errors import UnitError
 
@@ -231,10 +231,21 @@ def _serializer(dimension: str) -> PlainSerializer:
     return PlainSerializer(dump, return_type=str)
 
 
+def _json_schema(dimension: str) -> WithJsonSchema:
+    # Inputs and dumps are strings with units, so the JSON Schema (for editors validating TOML
+    # presets) says "string" rather than the stored float.
+    dim = DIMENSIONS[dimension]
+    return WithJsonSchema({
+        "type": "string",
+        "description": f"a {dim.name} with units, e.g. {dim.example!r}",
+        "examples": [dim.example],
+    })
+
+
 def _field_type(dimension: str) -> Any:
     # Physical quantities in a hardware description are never negative; fields that must be
     # strictly positive say so with ``Field(gt=0)``.
-    return Annotated[float, _validator(dimension), Ge(0.0), _serializer(dimension)]
+    return Annotated[float, _validator(dimension), Ge(0.0), _serializer(dimension), _json_schema(dimension)]
 
 
 Bandwidth = _field_type("bandwidth")

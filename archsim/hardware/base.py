@@ -44,7 +44,7 @@ class HardwareModel(BaseModel):
 
 def si(alias: str, *, gt: float | None = None, description: str = "", default: Any = ...) -> Any:
     """A dimensioned field: TOML name ``alias``, optional strict lower bound ``gt``."""
-    return Field(default, alias=alias, gt=gt, description=description)
+    return Field(default, alias=alias, gt=gt, description=description or None)
 
 
 class Source(HardwareModel):

@@ -17,7 +17,7 @@ from archsim.units import Bandwidth, Energy, EnergyPerByte, Power, Size, Time
 DRAMKind = Literal["ddr4", "ddr5", "lpddr4", "lpddr5", "gddr5", "gddr5x", "gddr6", "gddr6x",
                    "hbm", "hbm2", "hbm2e", "hbm3", "hbm3e"]
 LinkKind = Literal["pcie3", "pcie4", "pcie5", "nvlink1", "nvlink2", "nvlink3", "nvlink4",
-                   "ddr-channel", "ethernet", "infiniband", "host-dpu"]
+                   "ddr-channel", "hbm-channel", "ethernet", "infiniband", "host-dpu"]
 Replacement = Literal["lru", "plru", "fifo", "random"]
 WritePolicy = Literal["write-back", "write-through"]
 

@@ -1,0 +1,389 @@
+"""The ``archsim`` command line: thin wrappers over the library.
+
+``main(argv)`` parses with argparse subcommands; each subcommand is one small function taking the
+parsed arguments and returning an exit code, registered in :func:`build_parser`. New commands
+(``estimate``, ``sweep``, ``roofline``) add a ``_add_<name>`` function there. Errors a user can cause
+(:class:`~archsim.errors.ArchsimError`) print one line to stderr and exit with code 2, without a
+traceback. This module (with ``plot/``) is where SI floats become human units.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, TypeAdapter
+
+from archsim.errors import ArchsimError
+from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
+from archsim.hardware.base import PRECISIONS
+from archsim.presets import list_presets, load_preset
+from archsim.units import DIMENSIONS, format_si
+
+__all__ = ["main", "build_parser", "hardware_json_schema", "headline", "derived_peaks"]
+
+_SYMBOL_TO_DIMENSION = {d.symbol: name for name, d in DIMENSIONS.items()}
+
+
+# --------------------------------------------------------------------------- formatting helpers
+
+def _human(value: Any) -> str:
+    """A dumped value in human units: ``"3350000000000.0 B/s"`` -> ``"3.35 TB/s"``."""
+    if isinstance(value, str):
+        number, _, symbol = value.partition(" ")
+        dimension = _SYMBOL_TO_DIMENSION.get(symbol)
+        if dimension is not None:
+            try:
+                return format_si(float(number), dimension)
+            except ValueError:
+                return value
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _lines(data: Mapping[str, Any], indent: int = 2) -> Iterable[str]:
+    """Fields of a dumped model, one per line, nested tables indented; sources are left out."""
+    pad = " " * indent
+    scalars = {k: v for k, v in data.items() if not isinstance(v, Mapping | list) and v is not None}
+    tables = {k: v for k, v in data.items() if isinstance(v, Mapping | list) and k != "sources"}
+    width = max((len(k) for k in scalars), default=0)
+    for key, value in scalars.items():
+        yield f"{pad}{key:<{width}}  {_human(value)}"
+    for key, value in tables.items():
+        if not value:
+            continue
+        if isinstance(value, Mapping) and all(k in PRECISIONS for k in value):
+            # per-precision tables (fma_lanes, vector_flop, ...) fit on one line
+            inner = ", ".join(f"{k}={_human(v)}" for k, v in value.items())
+            yield f"{pad}{key}  {{{inner}}}"
+        elif isinstance(value, Mapping):
+            yield f"{pad}[{key}]"
+            yield from _lines(value, indent + 2)
+        elif all(isinstance(v, Mapping) for v in value):
+            for i, item in enumerate(value):
+                yield f"{pad}[{key}.{i}]" + (f"  {item['name']}" if "name" in item else "")
+                yield from _lines(item, indent + 2)
+        else:
+            yield f"{pad}{key}  {', '.join(_human(v) for v in value)}"
+
+
+def _rate(value: float) -> str:
+    return format_si(value, "flop_rate")
+
+
+def headline(hw: Any) -> str:
+    """One headline figure of a preset: its best peak and its memory bandwidth."""
+    if isinstance(hw, GPUDevice):
+        best = max(PRECISIONS, key=lambda p: (hw.best_peak_flop_per_s(p) if p in ("fp16", "fp32") else 0.0))
+        return (f"{_rate(hw.best_peak_flop_per_s(best))} {best}, "
+                f"{format_si(hw.dram_bandwidth_bytes_per_s, 'bandwidth')}")
+    if isinstance(hw, CPUDevice):
+        return (f"{_rate(hw.peak_flop_per_s('fp32'))} fp32, "
+                f"{format_si(hw.dram_bandwidth_bytes_per_s, 'bandwidth')}")
+    if isinstance(hw, PIMDevice):
+        precision = max(hw.units.ops_per_cycle, key=lambda p: hw.peak_flop_per_s(p))
+        return (f"{_rate(hw.peak_flop_per_s(precision))} {precision}, "
+                f"{format_si(hw.internal_bandwidth_bytes_per_s, 'bandwidth')} internal")
+    if isinstance(hw, DRAM):
+        return (f"{format_si(hw.bandwidth_bytes_per_s, 'bandwidth')}, "
+                f"{format_si(hw.capacity_bytes, 'size')}")
+    if isinstance(hw, System):
+        parts = [hw.host.name]
+        if hw.gpu is not None:
+            parts.append(f"{hw.gpu_count}x {hw.gpu.name}")
+        if hw.pim is not None:
+            parts.append(hw.pim.name)
+        return " + ".join(parts)
+    return ""
+
+
+def derived_peaks(hw: Any) -> list[tuple[str, str]]:
+    """(label, human value) pairs of the figures derived from a model's fields."""
+    out: list[tuple[str, str]] = []
+    if isinstance(hw, GPUDevice):
+        for unit in ("vector", "tensor"):
+            for p in PRECISIONS:
+                rate = hw.peak_flop_per_s(p, unit)  # type: ignore[arg-type]
+                if rate:
+                    out.append((f"peak {p} {unit}", _rate(rate)))
+        out.append(("cuda cores", str(hw.cuda_cores)))
+        out.append(("dram bandwidth", format_si(hw.dram_bandwidth_bytes_per_s, "bandwidth")))
+        out.append(("ridge point fp32", f"{hw.ridge_point('fp32'):.3g} FLOP/B"))
+    elif isinstance(hw, CPUDevice):
+        for unit in ("vector", "matrix"):
+            for p in PRECISIONS:
+                rate = hw.peak_flop_per_s(p, unit)  # type: ignore[arg-type]
+                if rate:
+                    out.append((f"peak {p} {unit}", _rate(rate)))
+        out.append(("dram bandwidth", format_si(hw.dram_bandwidth_bytes_per_s, "bandwidth")))
+        out.append(("ridge point fp32", f"{hw.ridge_point('fp32'):.3g} FLOP/B"))
+    elif isinstance(hw, PIMDevice):
+        for p in hw.units.ops_per_cycle:
+            out.append((f"peak {p}", _rate(hw.peak_flop_per_s(p))))
+        out.append(("internal bandwidth", format_si(hw.internal_bandwidth_bytes_per_s, "bandwidth")))
+        out.append(("host link bandwidth", format_si(hw.host_link.bandwidth_bytes_per_s, "bandwidth")))
+    elif isinstance(hw, DRAM):
+        out.append(("wire bandwidth", format_si(hw.wire_bandwidth_bytes_per_s, "bandwidth")))
+    elif isinstance(hw, System):
+        out.extend((f"host {k}", v) for k, v in derived_peaks(hw.host))
+        if hw.gpu is not None:
+            out.extend((f"gpu {k}", v) for k, v in derived_peaks(hw.gpu))
+            best = hw.gpu.best_peak_flop_per_s("fp16") or hw.gpu.best_peak_flop_per_s("fp32")
+            out.append((f"all {hw.gpu_count} gpus, best fp16/fp32 peak", _rate(hw.gpu_count * best)))
+        if hw.pim is not None:
+            out.extend((f"pim {k}", v) for k, v in derived_peaks(hw.pim))
+    return out
+
+
+def _kind(hw: Any) -> str:
+    return "memory" if isinstance(hw, DRAM) else hw.kind
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+_PRESET_PROPERTY = {"type": "string", "description": "id of a preset this table starts from, e.g. 'memory/hbm3'"}
+_PRESET_TABLE = {
+    "type": "object",
+    "required": ["preset"],
+    "properties": {"preset": _PRESET_PROPERTY},
+    "description": "a table that starts from a preset and overrides some keys (checked when loaded)",
+}
+
+
+def _allow_preset_reference(definition: dict[str, Any]) -> dict[str, Any]:
+    # A table with `preset = "<id>"` gives only the keys it overrides, and its sub-tables may be
+    # partial too; the loader validates the merged result, so the schema only checks the id here.
+    return {"anyOf": [definition, _PRESET_TABLE]}
+
+
+def hardware_json_schema() -> dict[str, Any]:
+    """JSON Schema (2020-12) of a preset file: a device, a system or a memory, by TOML names."""
+    any_file = Annotated[CPUDevice | GPUDevice | PIMDevice | System | DRAM, Field(discriminator="kind")]
+    schema = TypeAdapter(any_file).json_schema(by_alias=True, mode="validation")
+    defs = schema.get("$defs", {})
+    for name, definition in defs.items():
+        defs[name] = _allow_preset_reference(definition)
+    root = {key: schema.pop(key) for key in ("oneOf", "discriminator") if key in schema}
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "archsim hardware preset"
+    schema["anyOf"] = [root, _PRESET_TABLE]
+    return schema
+
+
+# --------------------------------------------------------------------------- subcommands
+
+def _presets_list(args: argparse.Namespace) -> int:
+    rows = []
+    for preset_id in list_presets():
+        if args.kind and not preset_id.startswith(args.kind + "/"):
+            continue
+        hw = load_preset(preset_id)
+        rows.append((preset_id, _kind(hw), hw.name, headline(hw)))
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("id", "kind", "name"))]
+    print(f"{'id':<{widths[0]}}  {'kind':<{widths[1]}}  {'name':<{widths[2]}}  headline")
+    for preset_id, kind, name, head in rows:
+        print(f"{preset_id:<{widths[0]}}  {kind:<{widths[1]}}  {name:<{widths[2]}}  {head}")
+    return 0
+
+
+def _presets_show(args: argparse.Namespace) -> int:
+    hw = load_preset(args.id)
+    data = hw.model_dump(mode="json")
+    print(f"{args.id}: {hw.name} ({_kind(hw)})")
+    for line in _lines(data):
+        print(line)
+    derived = derived_peaks(hw)
+    if derived:
+        print("derived:")
+        width = max(len(k) for k, _ in derived)
+        for label, value in derived:
+            print(f"  {label:<{width}}  {value}")
+    sources = data.get("sources") or []
+    if sources:
+        print("sources:")
+        for s in sources:
+            print(f"  - {s.get('url') or s.get('document')}")
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    text = json.dumps(hardware_json_schema(), indent=2, sort_keys=False) + "\n"
+    if args.out:
+        try:
+            Path(args.out).write_text(text)
+        except OSError as exc:
+            raise ArchsimError(f"cannot write the schema to {args.out}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _add_presets(sub: argparse._SubParsersAction) -> None:
+    presets = sub.add_parser("presets", help="list and show hardware presets")
+    psub = presets.add_subparsers(dest="presets_command", required=True, metavar="{list,show}")
+    p_list = psub.add_parser("list", help="every preset: id, kind, name and a headline figure")
+    p_list.add_argument("--kind", choices=["cpu", "gpu", "memory", "pim", "system"], help="only this kind")
+    p_list.set_defaults(func=_presets_list)
+    p_show = psub.add_parser("show", help="all fields of a preset in human units, with derived peaks")
+    p_show.add_argument("id", help="preset id, e.g. gpu/h100-sxm5-80gb")
+    p_show.set_defaults(func=_presets_show)
+
+
+def _add_schema(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("schema", help="write the JSON Schema of preset files (for editors)")
+    p.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=_schema)
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from archsim.engines import estimate
+    from archsim.workload import zoo
+
+    hw = load_preset(args.hw)
+    graph = zoo.get(args.model, batch=args.batch, dtype=args.dtype, training=args.training)
+    res = estimate(graph, hw, engine=args.engine, device=args.device, overlap=args.overlap)
+    if args.format == "json":
+        sys.stdout.write(res.to_json() + "\n")
+        return 0
+    frame = res.to_frame()
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return 0
+    width = max(len(o.name) for o in res.ops)
+    print(f"{res.workload} on {res.hardware} ({res.engine}): {len(res.ops)} ops")
+    print(f"  {'op':<{width}}  {'kind':<11} {'phase':<8} {'latency':>10} {'energy':>10}  bound")
+    for o in res.ops:
+        print(f"  {o.name:<{width}}  {o.kind:<11} {o.phase:<8} {format_si(o.latency_s, 'time'):>10} "
+              f"{format_si(o.energy_j, 'energy'):>10}  {o.bound}")
+    print(f"total latency {format_si(res.latency_s, 'time')}, energy {format_si(res.energy_j, 'energy')}, "
+          f"achieved {_rate(res.summary()['achieved_flop_per_s'])}, "
+          f"data movement {100 * res.data_movement_fraction:.1f}% of energy")
+    print("energy by component: " + ", ".join(f"{k} {format_si(v, 'energy')}"
+                                               for k, v in res.energy_breakdown_j.items()))
+    print("bounds: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.bound_counts.items())))
+    return 0
+
+
+def _add_estimate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("estimate", help="estimate a zoo model on a hardware preset (per-op and total)")
+    p.add_argument("--hw", required=True, metavar="ID", help="preset id, e.g. gpu/v100-sxm2-16gb")
+    p.add_argument("--model", required=True, help="zoo model name, e.g. resnet50")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--dtype", default="fp32", help="element type, e.g. fp16")
+    p.add_argument("--training", action="store_true", help="forward, backward and optimizer step")
+    p.add_argument("--engine", default="roofline", choices=["roofline", "des"])
+    p.add_argument("--device", choices=["gpu", "host", "pim"], help="device role on a system preset")
+    p.add_argument("--overlap", action="store_true", help="overlap independent ops (roofline)")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    p.set_defaults(func=_estimate)
+
+def _sweep(args: argparse.Namespace) -> int:
+    from archsim.sweep_spec import load_spec, run_spec
+
+    spec = load_spec(args.spec)
+    out = Path(args.out) if args.out else Path("results") / Path(args.spec).stem
+    if args.address and args.executor not in (None, "dask"):
+        raise ArchsimError("--address is for --executor dask")
+    executor = "dask" if args.address and args.executor is None else args.executor
+    table = run_spec(spec, out, executor=executor, address=args.address, resume=args.resume,
+                     progress=False if args.no_progress else None)
+    points = table.drop_duplicates("point")
+    counts = points["status"].value_counts()
+    print(f"{len(points)} points: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("ok", "invalid", "failed")))
+    if "latency_s" in set(table["metric"]) and counts.get("ok", 0):
+        from archsim.sweep_analysis import best
+
+        row = best(table, "latency_s")
+        params = ", ".join(f"{c}={row[c]:g}" if isinstance(row[c], int | float) else f"{c}={row[c]}"
+                           for c in table.columns[1:table.columns.get_loc("status")])
+        print(f"fastest: point {row['point']} ({params}): {format_si(row['latency_s'], 'time')}")
+    print(f"table: {out / 'results.parquet'} (and .csv); store: {out / 'store'}")
+    return 0
+
+
+def _add_sweep(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="run a parameter sweep from a TOML spec (see docs/sweeps.md)")
+    p.add_argument("spec", help="the sweep specification, SPEC.toml")
+    p.add_argument("--executor", choices=["serial", "processes", "dask"], help="override the spec's executor")
+    p.add_argument("--address", metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786 (implies --executor dask)")
+    p.add_argument("--resume", action="store_true", help="reuse the finished points already in --out")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: results/<spec name>)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.set_defaults(func=_sweep)
+
+
+def _roofline(args: argparse.Namespace) -> int:
+    import archsim
+    from archsim import plot
+
+    hw = load_preset(args.hw)
+    kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
+    if args.dtype:
+        kwargs["dtype"] = args.dtype
+    factory = getattr(archsim.zoo, args.model, None)
+    if factory is None or not callable(factory):
+        raise ArchsimError(f"model {args.model!r} is not in archsim.zoo")
+    result = archsim.estimate(factory(**kwargs), hw, engine=args.engine)
+    out = Path(args.output)
+    if out.suffix.lower() not in (".pdf", ".png", ".svg"):
+        raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")
+    fig = plot.roofline(result, hw, device=args.device, precision=args.dtype, title=f"{args.model} on {hw.name}")
+    plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
+    print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
+          f"{format_si(result.energy_j, 'energy')}")
+    return 0
+
+
+def _add_roofline(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("roofline", help="plot a zoo model on the hierarchical roofline of a preset")
+    p.add_argument("--hw", required=True, metavar="ID", help="hardware preset id, e.g. gpu/h100-sxm5-80gb")
+    p.add_argument("--model", required=True, metavar="NAME", help="zoo model, e.g. resnet50")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--dtype", help="e.g. fp16 (default: the model's)")
+    p.add_argument("--training", action="store_true", help="a training step instead of inference")
+    p.add_argument("--engine", choices=["roofline", "des"], default="roofline")
+    p.add_argument("--device", choices=["gpu", "host", "pim"], help="the device of a system to draw")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .pdf, .png or .svg")
+    p.set_defaults(func=_roofline)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="archsim", description="Time and energy of neural-network workloads on CPUs, GPUs and PIM."
+    )
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{presets,schema,estimate,sweep,roofline}")
+    _add_presets(sub)
+    _add_schema(sub)
+    _add_estimate(sub)
+    _add_sweep(sub)
+    _add_roofline(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 2 bad input or usage)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else None)
+    except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    try:
+        return int(args.func(args))
+    except ArchsimError as exc:
+        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        print(f"archsim: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m archsim.cli`
+    raise SystemExit(main())
