@@ -7,10 +7,13 @@ times, then time repetitions with ``time.perf_counter_ns`` until both ``--min-re
 the data start where the previous run left them. Recorded per case: median, interquartile range,
 min, repeats, and the 1-minute load average before and after.
 
-Also, with ``--latency``: a pointer chase (one pointer per 64 B line, lines in random order, one
-cycle through all of them) over working sets from 16 KiB to 256 MiB, the median of 5 passes per
-size: the load-to-use latency this guest sees at each level (``latency_profile.csv``), which the
-comparison uses for the memory levels (see ``validation/cpu_machine.py``).
+Also, with ``--latency`` (machine characterisation, independent of the kernels): a pointer chase
+(one pointer per 64 B line, lines in random order, one cycle through all of them) over working sets
+from 16 KiB to 256 MiB, median and min of 7 passes per size: the load-to-use latency this guest
+sees at each level (``latency_profile.csv``); and a TLB profile (``tlb_profile.csv``: independent
+loads, one per page, over 16..16384 pages); and a set-conflict profile (``conflict_profile.csv``:
+independent loads 64 B .. 8 KiB apart). ``validation/cpu_machine.py`` reads the first and last.
+``--only-latency`` skips the kernels.
 
 Run: ``python -m validation.cpu_measure --sizes full [--latency] [--out validation/data/cpu-epyc-genoa]``
 """
@@ -94,14 +97,15 @@ def time_case(case, warmup: int, min_repeats: int, max_repeats: int, min_time_s:
             "correct": correct}
 
 
-def latency_profile(sizes_bytes, passes: int = 5, steps: int = 2_000_000) -> list[dict]:
+def latency_profile(sizes_bytes, passes: int = 7, steps: int = 2_000_000) -> list[dict]:
+    """Dependent-load latency per working set: one pointer per line, lines in one random cycle."""
     from numba import njit
 
     @njit(cache=False)
     def chase(nxt, n):  # pragma: no cover - numba
-        p = 0
+        p = np.uint64(0)  # unsigned: no wrap-around check on the dependent path
         for _ in range(n):
-            p = nxt[p]
+            p = np.uint64(nxt[p])
         return p
 
     rng = np.random.default_rng(0)
@@ -123,6 +127,69 @@ def latency_profile(sizes_bytes, passes: int = 5, steps: int = 2_000_000) -> lis
     return rows
 
 
+def tlb_profile(page_counts, passes: int = 7, accesses: int = 4_000_000) -> list[dict]:
+    """Independent loads, one per 4 KiB page, over ``pages`` pages in a fixed shuffled order.
+
+    The line within each page rotates with the page number, so up to 512 pages the data stay in
+    L1 and only the translations change level: the per-access time against the page count shows
+    the cost of a first-level DTLB miss (past 72 pages) and of a page walk (past the L2 DTLB).
+    """
+    from numba import njit
+
+    @njit(cache=False)
+    def touch(x, order, reps):  # pragma: no cover - numba
+        s = 0.0
+        for _ in range(reps):
+            for i in range(order.shape[0]):
+                s += x[np.uint64(order[i])]
+        return s
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for pages in page_counts:
+        x = np.ones(pages * 512)
+        pg = rng.permutation(pages)
+        order = (pg * 512 + (pg % 64) * 8).astype(np.int64)
+        reps = max(1, accesses // pages)
+        touch(x, order, 1)
+        ns = []
+        for _ in range(passes):
+            t0 = time.perf_counter_ns()
+            touch(x, order, reps)
+            ns.append((time.perf_counter_ns() - t0) / (reps * pages))
+        rows.append({"pages": pages, "ns_per_access": f"{np.median(ns):.3f}", "min_ns": f"{min(ns):.3f}",
+                     "load1": f"{os.getloadavg()[0]:.2f}"})
+    return rows
+
+
+def conflict_profile(strides_bytes, lines: int = 256, passes: int = 7, reps: int = 20_000) -> list[dict]:
+    """Independent loads over ``lines`` lines ``stride`` bytes apart, repeated: with a 4 KiB stride
+    every line falls into one L1 set (the i-j-k column walk), with 4 KiB + 64 B they spread."""
+    from numba import njit
+
+    @njit(cache=False)
+    def touch(x, order, reps):  # pragma: no cover - numba
+        s = 0.0
+        for _ in range(reps):
+            for i in range(order.shape[0]):
+                s += x[np.uint64(order[i])]
+        return s
+
+    rows = []
+    for stride in strides_bytes:
+        order = (np.arange(lines) * (stride // 8)).astype(np.int64)
+        x = np.ones(int(order[-1]) + 8)
+        touch(x, order, 1)
+        ns = []
+        for _ in range(passes):
+            t0 = time.perf_counter_ns()
+            touch(x, order, reps)
+            ns.append((time.perf_counter_ns() - t0) / (reps * lines))
+        rows.append({"stride_bytes": stride, "lines": lines, "ns_per_access": f"{np.median(ns):.3f}",
+                     "min_ns": f"{min(ns):.3f}", "load1": f"{os.getloadavg()[0]:.2f}"})
+    return rows
+
+
 def _write_csv(path: Path, rows: list[dict], fields) -> None:
     with path.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(fields))
@@ -139,6 +206,7 @@ def main(argv=None) -> None:
     ap.add_argument("--max-repeats", type=int, default=50)
     ap.add_argument("--min-time", type=float, default=1.0, help="seconds of timed runs per case")
     ap.add_argument("--latency", action="store_true", help="also measure the pointer-chase latency profile")
+    ap.add_argument("--only-latency", action="store_true", help="only the latency and TLB profiles")
     ap.add_argument("--only", default="", help="substring: time only the cases whose name contains it")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -146,7 +214,7 @@ def main(argv=None) -> None:
 
     started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     rows = []
-    for case in _cases(args.sizes):
+    for case in [] if args.only_latency else _cases(args.sizes):
         if args.only and args.only not in case.name:
             continue
         row = time_case(case, args.warmup, args.min_repeats, args.max_repeats, args.min_time)
@@ -156,13 +224,22 @@ def main(argv=None) -> None:
         rows.append(row)
     if rows:
         _write_csv(args.out / "measurements.csv", rows, CSV_FIELDS)
-    if args.latency:
+    if args.latency or args.only_latency:
         sizes = [16 << 10, 64 << 10, 256 << 10, 512 << 10, 768 << 10, 1536 << 10, 2 << 20, 3 << 20, 4 << 20,
                  6 << 20, 8 << 20, 12 << 20, 16 << 20, 24 << 20, 32 << 20, 64 << 20, 256 << 20]
         prof = latency_profile(sizes)
         for r in prof:
             print(f"chase {r['working_set_bytes'] / 2**20:8.3f} MiB  {r['latency_ns']:>8} ns  load {r['load1']}")
         _write_csv(args.out / "latency_profile.csv", prof, ("working_set_bytes", "latency_ns", "min_ns", "load1"))
+        tlb = tlb_profile([16, 32, 64, 96, 128, 256, 512, 1024, 2048, 4096, 8192, 16384])
+        for r in tlb:
+            print(f"tlb   {r['pages']:6d} pages  {r['ns_per_access']:>8} ns/access  load {r['load1']}")
+        _write_csv(args.out / "tlb_profile.csv", tlb, ("pages", "ns_per_access", "min_ns", "load1"))
+        conf = conflict_profile([64, 2048, 4096, 4096 + 64, 8192])
+        for r in conf:
+            print(f"set   stride {r['stride_bytes']:6d} B  {r['ns_per_access']:>8} ns/access  load {r['load1']}")
+        _write_csv(args.out / "conflict_profile.csv", conf, ("stride_bytes", "lines", "ns_per_access", "min_ns",
+                                                             "load1"))
     prov = {
         "started_utc": started, "finished_utc": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": "python -m validation.cpu_measure " + " ".join(argv if argv is not None else sys.argv[1:]),

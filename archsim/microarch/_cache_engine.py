@@ -36,7 +36,11 @@ N_INST_CFG = 7
 # Counter columns (one row per instance).
 K_READS, K_READ_MISSES, K_WRITES, K_WRITE_MISSES, K_EVICTIONS, K_WRITEBACKS = range(6)
 K_PREFETCHES, K_BACK_INVALIDATIONS, K_BYTES_FROM_BELOW, K_BYTES_TO_BELOW = range(6, 10)
-N_COUNTERS = 10
+K_SET_CONFLICTS = 10  # demand misses to a set among the instance's previous MISS_HISTORY misses
+N_COUNTERS = 11
+# Misses remembered per instance for K_SET_CONFLICTS: about the misses in flight when they come a
+# few cycles apart within one L2 latency.
+MISS_HISTORY = 4
 
 # Trace entries ahead of the current one whose large-level sets are prefetched into the host cache.
 PREFETCH_AHEAD = 8
@@ -142,7 +146,7 @@ def _move_to_front(tags: np.ndarray, base: int, way: int) -> None:
 
 @njit(cache=True)
 def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of, inst_cfg,
-             tags, plru, pf_tab, state, counters):  # pragma: no cover - numba
+             tags, plru, pf_tab, state, counters, miss_ring):  # pragma: no cover - numba
     """Run a trace through the hierarchy, updating the state and counter arrays in place.
 
     Args:
@@ -155,7 +159,9 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
             LRU needs no time stamps and the victim is the last way; PLRU and random sets keep
             fixed positions.
         plru: tree bits; pf_tab: int64 [instances, entries, 4] (page, last line, stride, confidence);
-        state: int64 [2] (unused, RNG); counters: int64 [instances, N_COUNTERS].
+        state: int64 [2] (unused, RNG); counters: int64 [instances, N_COUNTERS];
+        miss_ring: int64 [instances, MISS_HISTORY + 1]: the sets of the last demand misses
+            (-1: none) and, in the last column, the next slot.
     """
     line_bytes = 1 << line_shift
     cap = 8 * (n_levels + 2)
@@ -309,6 +315,14 @@ def simulate(addr, size, is_write, core, line_shift, n_levels, lvl_cfg, inst_of,
                             _inc(counters, inst, K_READ_MISSES, 1)
                         else:
                             _inc(counters, inst, K_WRITE_MISSES, 1)
+                        if demand:
+                            for q in range(MISS_HISTORY):
+                                if miss_ring[inst, q] == s:
+                                    _inc(counters, inst, K_SET_CONFLICTS, 1)
+                                    break
+                            slot = miss_ring[inst, MISS_HISTORY]
+                            miss_ring[inst, slot] = s
+                            miss_ring[inst, MISS_HISTORY] = (slot + 1) % MISS_HISTORY
                         if kind == READ or _at(lvl_cfg, lv, C_WRITE_ALLOCATE) == 1:
                             install = True
                             # A full-line write-back needs no fill; a partial store does (RFO).

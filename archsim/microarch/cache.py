@@ -186,6 +186,9 @@ class LevelStats:
 
     ``bytes_from_below`` / ``bytes_to_below`` are the bytes moved between this level and the next
     (fills; write-backs plus write-through stores); for the last level, the DRAM traffic.
+    ``set_conflicts``: demand misses (reads and stores, not write-backs or prefetches) whose set is
+    the set of one of the instance's previous 4 demand misses: misses that cannot overlap in a
+    core that serialises fills into one set (see :mod:`archsim.microarch.core`).
     """
 
     name: str
@@ -199,6 +202,7 @@ class LevelStats:
     back_invalidations: int
     bytes_from_below: int
     bytes_to_below: int
+    set_conflicts: int = 0
 
     @property
     def accesses(self) -> int:
@@ -219,7 +223,7 @@ class LevelStats:
 
 
 _COUNT_FIELDS = ("reads", "read_misses", "writes", "write_misses", "evictions", "writebacks", "prefetches",
-                 "back_invalidations", "bytes_from_below", "bytes_to_below")
+                 "back_invalidations", "bytes_from_below", "bytes_to_below", "set_conflicts")
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,8 @@ class CacheSimulator:
             "tags": np.full(base, -1, np.int32), "plru": np.zeros(pbase, np.uint8), "pf_tab": pf_tab,
             "state": np.array([0, cfg.seed], np.int64),
             "counters": np.zeros((n_inst, eng.N_COUNTERS), np.int64),
+            "miss_ring": np.concatenate([np.full((n_inst, eng.MISS_HISTORY), -1, np.int64),
+                                         np.zeros((n_inst, 1), np.int64)], axis=1),
         }
 
     def run(self, addresses, sizes=8, is_write=False, cores=0) -> CacheSimulator:
@@ -338,7 +344,7 @@ class CacheSimulator:
         line_shift = self.config.line_bytes.bit_length() - 1
         eng.simulate(addr, size, wr, core, line_shift, len(self.config.levels), a["lvl_cfg"],
                      a["inst_of"], a["inst_cfg"], a["tags"], a["plru"],
-                     a["pf_tab"], a["state"], a["counters"])
+                     a["pf_tab"], a["state"], a["counters"], a["miss_ring"])
         return self
 
     def reset_stats(self) -> None:

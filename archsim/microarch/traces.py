@@ -177,10 +177,11 @@ def matmul(n: int, order: MatmulOrder, tile: int = 64, element_bytes: int = 8) -
                              loop_exit_mispredicts=_exit_mispredicts(-(-n // vec) // 4, n2))
         units, per_unit, params = n, n * (1 + 3 * -(-n // vec)), {"vector": vec}
     else:
-        # Scalar tile loop (the min() bounds keep LLVM from vectorising it): per j: 2 loads, a store,
-        # vmulsd, vaddsd, ~1 loop instruction. Per (i, k) in a tile: the A load and setup (~6).
+        # Scalar tile loop (the min() bounds keep LLVM from vectorising it, and numba's negative-
+        # index wrap-around stays in it): per j, vmulsd and vaddsd with folded loads, the vmovsd
+        # store, and 7 address instructions (lea/sar/and x2, lea), ~10 in all. Per (i, k): ~6.
         nt = -(-n // tile)
-        mix = InstructionMix(instructions=6 * n3 + 6 * n2 * nt, loads=2 * n3 + n2 * nt, stores=n3,
+        mix = InstructionMix(instructions=10 * n3 + 6 * n2 * nt, loads=2 * n3 + n2 * nt, stores=n3,
                              fp_ops=2 * n3, flop=2 * n3,
                              loop_exit_mispredicts=_exit_mispredicts(tile, n2 * nt))
         units, per_unit, params = nt * nt, nt * tile * tile * (1 + 3 * tile), {"tile": tile}

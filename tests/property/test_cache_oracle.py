@@ -15,7 +15,7 @@ from archsim.microarch.cache import CacheLevelConfig, CacheSimulator, HierarchyC
 
 M64 = (1 << 64) - 1
 FIELDS = ("reads", "read_misses", "writes", "write_misses", "evictions", "writebacks", "prefetches",
-          "back_invalidations", "bytes_from_below", "bytes_to_below")
+          "back_invalidations", "bytes_from_below", "bytes_to_below", "set_conflicts")
 
 
 class Oracle:
@@ -31,6 +31,7 @@ class Oracle:
                     "sets": [[None] * lv.ways for _ in range(lv.sets)],
                     "plru": [[0] * max(lv.ways - 1, 1) for _ in range(lv.sets)],
                     "pf": {},  # table index -> [page, last, stride, conf]
+                    "recent": [],  # sets of the last 4 demand misses
                     "cnt": dict.fromkeys(FIELDS, 0),
                 }
 
@@ -90,6 +91,9 @@ class Oracle:
                     self.touch_plru(bits, lv.ways, way)
             else:
                 cnt["read_misses" if kind == "read" else "write_misses"] += 1
+                if demand:
+                    cnt["set_conflicts"] += s in c["recent"]
+                    c["recent"] = (c["recent"] + [s])[-4:]
                 if kind == "read" or lv.allocates_on_write:
                     install = True
                     fill = kind != "writeback"

@@ -173,3 +173,11 @@ def test_from_device_maps_the_preset_caches():
     assert h.levels[0].prefetcher == "stride" and h.levels[1].prefetcher == "none"
     assert h.n_cores == 2
     assert CacheLevelConfig.from_cache(cpu.caches[1]).sets == 2048  # 1 MiB / (8 x 64 B)
+
+
+def test_set_conflicts_count_misses_into_a_recent_set():
+    # 20 lines 4 KiB apart all map to one set of a 64-set L1: the first miss has no history, the
+    # other 19 find their set among the previous misses. 20 lines 64 B apart use 20 sets: none.
+    same = simulate_trace(one_level(32768, 8), np.arange(20) * 4096)
+    spread = simulate_trace(one_level(32768, 8), np.arange(20) * 64)
+    assert same["l1d"].set_conflicts == 19 and spread["l1d"].set_conflicts == 0

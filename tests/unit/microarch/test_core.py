@@ -82,6 +82,18 @@ def test_from_preset():
     assert m.predictor.kind == "tage"
 
 
+def test_same_set_misses_are_a_throughput_limit():
+    # i-j-k at n = 512: B's column is 512 lines 4 KiB apart, all in one set of the 64-set L1, so
+    # every B access misses into the set of the previous miss: ~n^3 set conflicts. At 12 cycles
+    # each that is the bound, ~12 cycles per inner iteration (the add chain is 3).
+    core = CoreParams(**{**CORE.__dict__, "same_set_miss_cycles": 12.0})
+    model = CoreModel(core, MEM, HIER, MODEL.predictor)
+    p = predict(T.matmul(512, "ijk"), model)
+    assert p.bound == "set-conflicts"
+    assert p.cycles / 512**3 == pytest.approx(12.0, rel=0.05)
+    assert predict(T.matmul(512, "ijk"), MODEL).bound != "set-conflicts"  # disabled at 0
+
+
 def test_bad_params():
     with pytest.raises(SchemaError, match="issue_width"):
         CoreParams(clock_hz=3e9, issue_width=0, load_ports=3, store_ports=2, fp_pipes=4, rob_entries=320,
