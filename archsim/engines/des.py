@@ -160,7 +160,7 @@ class DESRun:
         hold = self.hold_core and group != "pim"
         for t, cross, b in self.waits_of[(group, k)]:
             # Predecessors on this lane are done already: only other lanes' are checked.
-            waits = [done[p] for p in cross if not done[p].triggered]
+            waits = [done[p] for p in cross if not done[p].triggered] if cross else []
             if b >= 0:
                 ev = self.bucket_done(s, b)
                 if not ev.triggered:

@@ -134,15 +134,20 @@ class FluidShare:
     def _wake(self, generation: int) -> None:
         if generation != self._generation:
             return  # superseded by a later arrival or departure
-        self._advance()
         flows = self._flows
-        if len(flows) == 1:  # the common, uncontended case
+        if len(flows) == 1:  # the common, uncontended case, inlined
             f = flows[0]
+            now = self.env.now
+            dt = now - self._last
+            self._last = now
+            f.remaining_s -= f.rate * dt
+            self.moved_bytes += f.rate * f.demand * dt
             if f.remaining_s <= _REL_TOL * f.solo_s:
                 self._flows = []
                 f.event.succeed()
                 return
         else:
+            self._advance()
             done = [f for f in flows if f.remaining_s <= _REL_TOL * f.solo_s]
             if done:
                 self._flows = [f for f in flows if f.remaining_s > _REL_TOL * f.solo_s]
