@@ -28,6 +28,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "OpGraph": ("archsim.workload", "OpGraph"),
     "training_step": ("archsim.workload", "training_step"),
     "from_onnx": ("archsim.workload", "from_onnx"),
+    "DType": ("archsim.workload", "DType"),
+    "TensorSpec": ("archsim.workload", "TensorSpec"),
     "ArchsimError": ("archsim.errors", "ArchsimError"),
     "ops": ("archsim.ops", None),
     "zoo": ("archsim.zoo", None),

@@ -243,6 +243,49 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_schema)
 
 
+def _estimate(args: argparse.Namespace) -> int:
+    from archsim.engines import estimate
+    from archsim.workload import zoo
+
+    hw = load_preset(args.hw)
+    graph = zoo.get(args.model, batch=args.batch, dtype=args.dtype, training=args.training)
+    res = estimate(graph, hw, engine=args.engine, device=args.device, overlap=args.overlap)
+    if args.format == "json":
+        sys.stdout.write(res.to_json() + "\n")
+        return 0
+    frame = res.to_frame()
+    if args.format == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+        return 0
+    width = max(len(o.name) for o in res.ops)
+    print(f"{res.workload} on {res.hardware} ({res.engine}): {len(res.ops)} ops")
+    print(f"  {'op':<{width}}  {'kind':<11} {'phase':<8} {'latency':>10} {'energy':>10}  bound")
+    for o in res.ops:
+        print(f"  {o.name:<{width}}  {o.kind:<11} {o.phase:<8} {format_si(o.latency_s, 'time'):>10} "
+              f"{format_si(o.energy_j, 'energy'):>10}  {o.bound}")
+    print(f"total latency {format_si(res.latency_s, 'time')}, energy {format_si(res.energy_j, 'energy')}, "
+          f"achieved {_rate(res.summary()['achieved_flop_per_s'])}, "
+          f"data movement {100 * res.data_movement_fraction:.1f}% of energy")
+    print("energy by component: " + ", ".join(f"{k} {format_si(v, 'energy')}"
+                                               for k, v in res.energy_breakdown_j.items()))
+    print("bounds: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.bound_counts.items())))
+    return 0
+
+
+def _add_estimate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("estimate", help="estimate a zoo model on a hardware preset (per-op and total)")
+    p.add_argument("--hw", required=True, metavar="ID", help="preset id, e.g. gpu/v100-sxm2-16gb")
+    p.add_argument("--model", required=True, help="zoo model name, e.g. resnet50")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--dtype", default="fp32", help="element type, e.g. fp16")
+    p.add_argument("--training", action="store_true", help="forward, backward and optimizer step")
+    p.add_argument("--engine", default="roofline", choices=["roofline", "des"])
+    p.add_argument("--device", choices=["gpu", "host", "pim"], help="device role on a system preset")
+    p.add_argument("--overlap", action="store_true", help="overlap independent ops (roofline)")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    p.set_defaults(func=_estimate)
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from archsim.sweep_spec import load_spec, run_spec
 
@@ -279,17 +322,15 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
 
 
 def _roofline(args: argparse.Namespace) -> int:
-    import archsim
     from archsim import plot
+    from archsim.engines import estimate
+    from archsim.workload import zoo
 
     hw = load_preset(args.hw)
     kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
     if args.dtype:
         kwargs["dtype"] = args.dtype
-    factory = getattr(archsim.zoo, args.model, None)
-    if factory is None or not callable(factory):
-        raise ArchsimError(f"model {args.model!r} is not in archsim.zoo")
-    result = archsim.estimate(factory(**kwargs), hw, engine=args.engine)
+    result = estimate(zoo.get(args.model, **kwargs), hw, engine=args.engine, device=args.device)
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".png", ".svg"):
         raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")
@@ -318,9 +359,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="archsim", description="Time and energy of neural-network workloads on CPUs, GPUs and PIM."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{presets,schema,sweep,roofline}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{presets,schema,estimate,sweep,roofline}")
     _add_presets(sub)
     _add_schema(sub)
+    _add_estimate(sub)
     _add_sweep(sub)
     _add_roofline(sub)
     return parser

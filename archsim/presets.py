@@ -32,9 +32,19 @@ _KIND_DIRS = ("cpu", "gpu", "memory", "pim", "system")
 
 
 def models_dir() -> Path:
-    """The folder holding the preset TOML files (``ARCHSIM_MODELS`` overrides it)."""
+    """The folder holding the preset TOML files.
+
+    ``ARCHSIM_MODELS`` overrides it; otherwise the checkout's top-level ``models/`` (also what an
+    editable install sees), else the copy a wheel ships as ``archsim/_models``.
+    """
     override = os.environ.get("ARCHSIM_MODELS")
-    path = Path(override) if override else Path(__file__).resolve().parent.parent / "models"
+    here = Path(__file__).resolve().parent
+    if override:
+        path = Path(override)
+    else:
+        path = here.parent / "models"
+        if not path.is_dir():
+            path = here / "_models"
     if not path.is_dir():
         raise PresetError(f"preset folder {path} does not exist (set ARCHSIM_MODELS to the models/ folder)")
     return path

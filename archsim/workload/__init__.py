@@ -5,6 +5,8 @@ dependencies); hardware never appears.
 """
 
 from archsim.workload.dtypes import DType, TensorSpec
+from archsim.workload.graph import Edge, GraphBuilder, OpGraph, Value, training_step
+from archsim.workload.onnx_import import ImportReport, OnnxImportWarning, from_onnx
 from archsim.workload.ops import (
     ELEMENTWISE_COSTS,
     FLOP_CLASSES,
@@ -51,4 +53,12 @@ __all__ = [
     "Kernel",
     "ELEMENTWISE_COSTS",
     "FLOP_CLASSES",
+    "OpGraph",
+    "Edge",
+    "GraphBuilder",
+    "Value",
+    "training_step",
+    "from_onnx",
+    "ImportReport",
+    "OnnxImportWarning",
 ]

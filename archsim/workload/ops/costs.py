@@ -95,6 +95,9 @@ ELEMENTWISE_COSTS: dict[str, ElementwiseCost] = {
     "opaque": _C(1, 1, grad="opaque",
                  note="an operator archsim does not model (e.g. an unknown ONNX op): treated as memory-bound "
                       "with a nominal 1 vector FLOP per element so it is visible in FLOP shares"),
+    "rotary": _C(1, 3, grad="rotary",
+                 note="rotary position embedding (Su et al., RoFormer, 2021): x*cos + rot(x)*sin = 2 multiplies + "
+                      "1 add per element (cos/sin tables are small and cached); its gradient is the inverse rotation"),
     "dropout": _C(1, 2, mask_output=True, grad="dropout_grad",
                   note="compare a uniform draw with p, multiply by mask/(1-p); the counter-based RNG (Philox, "
                        "Salmon et al. 2011) is integer work, not FLOP; writes y and a 1-byte mask"),

@@ -1,0 +1,1 @@
+"""archsim's scenarios: one research question per script (``python scenarios/<name>.py``)."""

@@ -1,0 +1,299 @@
+"""``python -m validation report``: archsim's predictions against the committed measurements.
+
+For every device folder under ``validation/data/`` with a ``measurements.csv``, each measured case is
+rebuilt from the kernel modules (by name), described, and predicted with ``archsim.estimate`` on the
+preset recorded in ``provenance.json``. The predictor receives the case and the hardware only: the
+measured times are joined to the predictions afterwards. Per kernel family the report gives the mean
+absolute percentage error (MAPE) and the mean signed error (positive: archsim predicts too slow), a
+predicted-vs-measured log-log scatter and an error-vs-size plot, and fails (exit status 1) when a
+family exceeds its error budget.
+
+Error budgets (MAPE, percent): the table ``BUDGETS_PCT`` below. Families in ``UNBUDGETED`` are reported
+without a budget, for the reason given there.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from validation import dataio
+from validation.cases import KernelCase
+
+__all__ = [
+    "BUDGETS_PCT",
+    "UNBUDGETED",
+    "Predictor",
+    "PredictedRow",
+    "FamilyError",
+    "DeviceReport",
+    "archsim_predict",
+    "case_index",
+    "family_errors",
+    "report_device",
+    "run_report",
+]
+
+# Error budget per family: MAPE of predicted vs measured median time, in percent.
+BUDGETS_PCT: dict[str, float] = {
+    "bandwidth": 10.0,  # copy / scale / triad: DRAM bandwidth and launch overhead
+    "elementwise": 10.0,  # relu, gelu
+    "reduction": 15.0,  # shared-memory tree sum
+    "softmax": 15.0,
+    "layernorm": 15.0,
+    "matmul-tiled": 15.0,  # shared-memory tiled fp32 matmul, T = 8, 16, 32
+    "conv": 15.0,  # direct conv2d
+}
+UNBUDGETED: dict[str, str] = {
+    "matmul-naive": "a deliberately poor kernel: shows the gap to the tiled kernel, not a model target",
+    "gemm-cublas": "vendor library: reported against the preset's calibrated matmul rate",
+    "peak-compute": "a ceiling measurement (FMA chains) rather than a workload",
+    "latency": "pointer chase: checks the memory-latency fields, reported per working set",
+}
+
+Predictor = Callable[[KernelCase, Any], float]
+Log = Callable[[str], None]
+
+
+def archsim_predict(case: KernelCase, hardware: Any) -> float:
+    """Seconds archsim's roofline engine predicts for the case's description (summed over a list)."""
+    import archsim
+
+    work = case.describe()
+    works = work if isinstance(work, list | tuple) else [work]
+    return float(sum(archsim.estimate(w, hardware).latency_s for w in works))
+
+
+def _load_preset(preset: str) -> Any:
+    import archsim
+
+    return archsim.load_preset(preset)
+
+
+@dataclass(frozen=True)
+class PredictedRow:
+    name: str
+    family: str
+    measured_s: float
+    q1_s: float
+    q3_s: float
+    predicted_s: float
+    bytes_moved: int
+    flop: int
+
+    @property
+    def error_pct(self) -> float:
+        """Signed relative error of the prediction, percent of the measurement."""
+        return 100.0 * (self.predicted_s - self.measured_s) / self.measured_s
+
+
+@dataclass(frozen=True)
+class FamilyError:
+    family: str
+    n: int
+    mape_pct: float
+    signed_pct: float
+    budget_pct: float | None
+
+    @property
+    def within_budget(self) -> bool | None:
+        return None if self.budget_pct is None else self.mape_pct <= self.budget_pct
+
+
+@dataclass
+class DeviceReport:
+    device: str
+    preset: str | None
+    rows: list[PredictedRow] = field(default_factory=list)
+    families: list[FamilyError] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+    @property
+    def over_budget(self) -> list[FamilyError]:
+        return [f for f in self.families if f.within_budget is False]
+
+
+def case_index(targets: Sequence[str], packages: dict[str, list[str]] | None = None) -> dict[str, KernelCase]:
+    """Every case of every size set, by name (the same name at two size sets is the same case)."""
+    from validation.discover import discover
+
+    index: dict[str, KernelCase] = {}
+    for target in targets:
+        for sizes in ("tiny", "quick", "full"):
+            pk = packages.get(target) if packages else None
+            for case in discover(target, sizes, pk):
+                index.setdefault(case.name, case)
+    return index
+
+
+def family_errors(rows: Sequence[PredictedRow], budgets: dict[str, float] | None = None) -> list[FamilyError]:
+    """MAPE and mean signed error per family, with its budget (None: unbudgeted), sorted by family."""
+    budgets = BUDGETS_PCT if budgets is None else budgets
+    out = []
+    for fam in sorted({r.family for r in rows}):
+        errs = [r.error_pct for r in rows if r.family == fam]
+        out.append(
+            FamilyError(
+                fam, len(errs), sum(abs(e) for e in errs) / len(errs), sum(errs) / len(errs), budgets.get(fam)
+            )
+        )
+    return out
+
+
+def report_device(
+    folder: Path,
+    cases: dict[str, KernelCase],
+    predict: Predictor,
+    load_hardware: Callable[[str], Any],
+    preset: str | None = None,
+) -> DeviceReport | None:
+    """Predict every measured case of ``folder``; None when the folder has no measurements."""
+    csv_path = folder / "measurements.csv"
+    if not csv_path.exists():
+        return None
+    measured = dataio.read_measurements(csv_path)
+    if not measured:
+        return None
+    prov_path = folder / "provenance.json"
+    prov = dataio.read_json(prov_path) if prov_path.exists() else {}
+    preset = preset or prov.get("preset")
+    rep = DeviceReport(device=folder.name, preset=preset)
+    if preset is None:
+        return rep
+    hardware = load_hardware(preset)
+    # Predictions first, from the cases alone; the measurements are joined afterwards.
+    known = [m.name for m in measured if m.name in cases]
+    predicted = {name: predict(cases[name], hardware) for name in known}
+    for name, seconds in predicted.items():
+        if not (isinstance(seconds, float | int) and 0.0 < seconds < float("inf")):
+            raise ValueError(f"{name}: predictor returned {seconds!r}; expected a positive finite time in s")
+    for m in measured:
+        if m.name not in cases:
+            rep.unknown.append(m.name)
+            continue
+        rep.rows.append(
+            PredictedRow(
+                m.name, m.family, m.median_s, m.q1_s, m.q3_s, predicted[m.name], m.bytes_moved, m.flop
+            )
+        )
+    rep.families = family_errors(rep.rows)
+    return rep
+
+
+def _write_tables(rep: DeviceReport, out: Path) -> None:
+    with (out / "predictions.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "name",
+                "family",
+                "measured_s",
+                "q1_s",
+                "q3_s",
+                "predicted_s",
+                "error_pct",
+                "bytes_moved",
+                "flop",
+            ]
+        )
+        for r in rep.rows:
+            w.writerow(
+                [
+                    r.name,
+                    r.family,
+                    repr(r.measured_s),
+                    repr(r.q1_s),
+                    repr(r.q3_s),
+                    repr(r.predicted_s),
+                    f"{r.error_pct:.3f}",
+                    r.bytes_moved,
+                    r.flop,
+                ]
+            )
+    with (out / "families.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["family", "n", "mape_pct", "signed_pct", "budget_pct", "within_budget"])
+        for f in rep.families:
+            w.writerow(
+                [
+                    f.family,
+                    f.n,
+                    f"{f.mape_pct:.3f}",
+                    f"{f.signed_pct:.3f}",
+                    "" if f.budget_pct is None else f.budget_pct,
+                    "" if f.within_budget is None else f.within_budget,
+                ]
+            )
+
+
+def summary_lines(rep: DeviceReport) -> list[str]:
+    lines = [f"{rep.device} (preset {rep.preset}): {len(rep.rows)} cases"]
+    lines.append(f"  {'family':<14} {'n':>4} {'MAPE %':>8} {'signed %':>9} {'budget %':>9}  verdict")
+    for f in rep.families:
+        budget = "-" if f.budget_pct is None else f"{f.budget_pct:.0f}"
+        verdict = (
+            ("unbudgeted: " + UNBUDGETED.get(f.family, "no budget set"))
+            if f.within_budget is None
+            else ("ok" if f.within_budget else "OVER BUDGET")
+        )
+        lines.append(
+            f"  {f.family:<14} {f.n:>4} {f.mape_pct:>8.1f} {f.signed_pct:>+9.1f} {budget:>9}  {verdict}"
+        )
+    for name in rep.unknown:
+        lines.append(f"  unknown case (no kernel of that name): {name}")
+    return lines
+
+
+def run_report(
+    data_dir: Path,
+    out_dir: Path,
+    devices: Sequence[str] | None = None,
+    preset: str | None = None,
+    log: Log | None = None,
+    predict: Predictor = archsim_predict,
+    load_hardware: Callable[[str], Any] = _load_preset,
+    packages: dict[str, list[str]] | None = None,
+) -> int:
+    """Report every device; 0 if all budgeted families are within budget, 1 if one is over, 2 for data
+    that cannot be predicted (no preset, unknown case names)."""
+    from validation import plots
+
+    log = log or (lambda _msg: None)
+    folders = (
+        [data_dir / d for d in devices] if devices else sorted(p for p in data_dir.glob("*") if p.is_dir())
+    )
+    if not folders:
+        log(f"no measurements: no device folders under {data_dir}")
+        return 0
+    reports = []
+    for folder in folders:
+        csv_path = folder / "measurements.csv"
+        targets = sorted({m.target for m in dataio.read_measurements(csv_path)}) if csv_path.exists() else []
+        rep = report_device(
+            folder, case_index(targets, packages) if targets else {}, predict, load_hardware, preset
+        )
+        if rep is None:
+            log(f"no measurements for {folder.name} ({csv_path} missing or empty)")
+            continue
+        if rep.preset is None:
+            log(f"{folder.name}: no preset recorded in provenance.json; pass --preset")
+        reports.append(rep)
+    status = 0
+    for rep in reports:
+        for line in summary_lines(rep):
+            log(line)
+        if rep.preset is None or rep.unknown:
+            status = max(status, 2)
+        if rep.over_budget:
+            status = max(status, 1)
+        if rep.rows:
+            dest = out_dir / rep.device
+            dest.mkdir(parents=True, exist_ok=True)
+            _write_tables(rep, dest)
+            (dest / "summary.txt").write_text("\n".join(summary_lines(rep)) + "\n")
+            for path in plots.write_plots(rep, dest, BUDGETS_PCT):
+                log(f"  wrote {path}")
+    return status
