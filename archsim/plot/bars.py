@@ -69,11 +69,15 @@ def bars(frame: pd.DataFrame, x: str, y: str, hue: str | None = None, *, marker:
         ax.set_ylabel(y_text)
         ax.grid(axis="x", visible=False)
         if logy:
-            from matplotlib.ticker import LogFormatter
+            from matplotlib.ticker import FuncFormatter, NullFormatter
 
             ax.set_yscale("log")
-            # Plain numbers (0.5, 1, 10) rather than powers of ten: bars are read, not fitted.
-            ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+            # Plain numbers (0.5, 1, 10) rather than powers of ten: bars are read, not fitted. Within one
+            # decade there is at most one major tick, so the minor ticks are labelled too.
+            plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+            lo, hi = ax.get_ylim()
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain if hi / lo < 10 else NullFormatter())
         if title:
             ax.set_title(title)
         if hue or marker:
