@@ -182,6 +182,8 @@ class HierarchyConfig:
 class LevelStats:
     """Counts of one level, summed over its instances. Requests are line-granular.
 
+    Counts are ints from a simulation, floats once scaled from a sample (:meth:`HierarchyStats.scaled`).
+
     ``bytes_from_below`` / ``bytes_to_below`` are the bytes moved between this level and the next
     (fills; write-backs plus write-through stores); for the last level, the DRAM traffic.
     """
@@ -216,6 +218,10 @@ class LevelStats:
         return self.misses / self.accesses if self.accesses else 0.0
 
 
+_COUNT_FIELDS = ("reads", "read_misses", "writes", "write_misses", "evictions", "writebacks", "prefetches",
+                 "back_invalidations", "bytes_from_below", "bytes_to_below")
+
+
 @dataclass(frozen=True)
 class HierarchyStats:
     """Per-level statistics, from the core outwards."""
@@ -241,6 +247,12 @@ class HierarchyStats:
         names = [lv.name for lv in self.levels] + ["dram"]
         return {f"{names[i]}-{names[i + 1]}": lv.bytes_from_below + lv.bytes_to_below
                 for i, lv in enumerate(self.levels)}
+
+    def scaled(self, factor: float) -> HierarchyStats:
+        """Every count multiplied by ``factor`` (floats): the estimate of a whole run from a sample."""
+        return HierarchyStats(tuple(
+            LevelStats(lv.name, *(getattr(lv, f) * factor for f in _COUNT_FIELDS)) for lv in self.levels
+        ))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         return {lv.name: {k: v for k, v in lv.__dict__.items() if k != "name"} for lv in self.levels}
@@ -328,6 +340,10 @@ class CacheSimulator:
                      a["inst_of"], a["inst_cfg"], a["tags"], a["plru"],
                      a["pf_tab"], a["state"], a["counters"])
         return self
+
+    def reset_stats(self) -> None:
+        """Zero the counters, keeping the cache contents (after a warm-up)."""
+        self._arrays["counters"][:] = 0
 
     def stats(self) -> HierarchyStats:
         """Counters so far, summed over each level's instances."""
