@@ -142,7 +142,52 @@ def _tile_table(elem_bytes: float) -> tuple[np.ndarray, ...]:
     return bm_a, bn_a, threads, regs, s_a
 
 
-def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b_bytes: float, c_bytes: float,
+_OCCUPANCY_FIELDS = ("warp_size", "max_warps", "registers_per_sm", "shared_memory_bytes", "max_blocks",
+                     "max_shared_memory_per_block_bytes", "max_threads_per_block", "max_registers_per_thread",
+                     "gemm_pipeline_stages")
+
+
+def _gemm_occupancy(p: GPUParams, a_bytes: np.ndarray | float, b_bytes: np.ndarray | float, threads: np.ndarray,
+                    regs: np.ndarray, bm: np.ndarray, bn: np.ndarray) -> np.ndarray:
+    """Blocks per SM of every tile candidate at every row, computed once per distinct SM description.
+
+    Occupancy depends on the SM's limits, the pipeline depth and the element sizes only; a sweep
+    over clocks, SM counts or bandwidths (or many GEMMs stacked on one device) shares them.
+    """
+    cols = [getattr(p, f) for f in _OCCUPANCY_FIELDS]
+    cols += [np.broadcast_to(np.ravel(np.asarray(x, dtype=np.float64)), (p.n,)) for x in (a_bytes, b_bytes)]
+    keys, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
+    sub = {f: np.asarray(getattr(p, f))[first] for f in _OCCUPANCY_FIELDS}
+    a_u, b_u = keys[:, -2:-1], keys[:, -1:]
+    bk = K_SLICE_BYTES / np.maximum(a_u, b_u)
+    smem = sub["gemm_pipeline_stages"][:, None] * ((bm * a_u + bn * b_u) * bk)
+    view = _SMView(**sub)
+    bps = gpu_occupancy(view, threads, np.minimum(regs, view.max_registers_per_thread[:, None]), smem)  # type: ignore[arg-type]
+    return bps[np.ravel(inverse)]
+
+
+@dataclass(frozen=True)
+class _SMView:
+    """The SM limits of :data:`_OCCUPANCY_FIELDS` for a subset of points (what gpu_occupancy reads)."""
+
+    warp_size: np.ndarray
+    max_warps: np.ndarray
+    registers_per_sm: np.ndarray
+    shared_memory_bytes: np.ndarray
+    max_blocks: np.ndarray
+    max_shared_memory_per_block_bytes: np.ndarray
+    max_threads_per_block: np.ndarray
+    max_registers_per_thread: np.ndarray
+    gemm_pipeline_stages: np.ndarray
+
+
+def _col(x: np.ndarray | float) -> np.ndarray | float:
+    """A per-point array as a column (broadcast against the candidate axis); scalars unchanged."""
+    return np.asarray(x, dtype=np.float64)[:, None] if np.ndim(x) else x
+
+
+def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np.ndarray, batch: int | np.ndarray,
+             a_bytes: float | np.ndarray, b_bytes: float | np.ndarray, c_bytes: float | np.ndarray,
              flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray,
              a_stream_factor: np.ndarray | float = 1.0) -> GemmKernel:
     """Predict the best GEMM kernel for C[m,n] = A[m,k] B[k,n] (``batch`` instances) per point.
@@ -151,16 +196,21 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     ``efficiency`` its achievable fraction; ``dram_min_bytes`` is the DRAM traffic the L2 tiling model
     (:mod:`archsim.traffic`) gives for the whole GEMM. ``a_stream_factor`` scales A's L2 operand
     traffic (below 1 for an implicit-GEMM convolution whose im2col rows overlap in L1).
+
+    The shape (``m``, ``n``, ``k``, ``batch``, element sizes) may be scalars or arrays of shape
+    ``(H,)``: with arrays, row ``i`` is a different GEMM on point ``i``, which lets a caller stack
+    many GEMMs on the point axis and cost them in one pass.
     """
-    elem = max(a_bytes, b_bytes)
+    m, n, k, batch, a_bytes, b_bytes, c_bytes = (_col(v) for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes))
+    elem = np.maximum(a_bytes, b_bytes)
     a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (p.n,))[:, None]
     bk = K_SLICE_BYTES / elem
     bm, bn, threads, regs, split = _tile_table(elem)
     stages = p.gemm_pipeline_stages[:, None]
     stage_bytes = (bm * a_bytes + bn * b_bytes) * bk
-    smem = stages * stage_bytes
-    # The compiler caps registers at the architecture's per-thread limit (spilling the rest).
-    bps = gpu_occupancy(p, threads, np.minimum(regs, p.max_registers_per_thread[:, None]), smem)
+    # Shared memory per block is stages x stage_bytes; the compiler caps registers at the
+    # architecture's per-thread limit (spilling the rest).
+    bps = _gemm_occupancy(p, a_bytes, b_bytes, threads, regs, bm, bn)
     sm = p.sm_count[:, None]
     k_iters = np.ceil(np.ceil(k / bk) / split)
     k_cta = k_iters * bk

@@ -54,6 +54,15 @@ def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.nd
             launches: np.ndarray, level_bytes: dict[str, np.ndarray], wfrac: dict[str, float | np.ndarray],
             flop_units: dict[str, np.ndarray], extra: dict[str, np.ndarray]) -> CostArrays:
     """Assemble a :class:`CostArrays`: latency, read/write split, DRAM activations, energy."""
+    return assemble(op.kind, float(op.flop()), p, times, kernel_s, overhead, launches, level_bytes, wfrac,
+                    flop_units, extra)
+
+
+def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.ndarray,
+             overhead: np.ndarray, launches: np.ndarray, level_bytes: dict[str, np.ndarray],
+             wfrac: dict[str, float | np.ndarray], flop_units: dict[str, np.ndarray],
+             extra: dict[str, np.ndarray]) -> CostArrays:
+    """:func:`_finish` for a kernel given by its kind and FLOP (rows of ``p`` may be stacked ops)."""
     prices = _prices(p)
     flop_j = {}
     for key in flop_units:
@@ -68,7 +77,7 @@ def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.nd
     energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
                      np.zeros(p.n), latency)
     times = {**times, "overhead": overhead}
-    return CostArrays(kind=op.kind, device="gpu", flop=float(op.flop()), latency_s=latency, time_by_unit_s=times,
+    return CostArrays(kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s=times,
                       bytes_by_level=level_bytes, flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes,
                       dram_activations=activations, link_bytes=np.zeros(p.n), overhead_s=overhead,
                       launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra)
@@ -76,28 +85,38 @@ def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.nd
 
 def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
                extra_vector_flop: float, extra_dram_bytes: float, wfrac: float) -> CostArrays:
-    prec = precision_of(op)
+    mm = float(op.flop_breakdown().get("matmul", 0))
+    parts = gemm_parts(p, precision_of(op), op.label, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes,
+                       shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm)
+    return _finish(op, p, *parts)
+
+
+def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
+               c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any) -> tuple:
+    """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
+
+    ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
+    matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP.
+    """
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
     if np.any(rate <= 0):
-        raise EngineError(f"{op.label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
+        raise EngineError(f"{label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
     eff = np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
-    k = kn.gpu_gemm(p, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes, shape.b_bytes, shape.c_bytes,
-                    rate, eff, dram_bytes + extra_dram_bytes, a_stream_factor=a_stream)
+    k = kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes, a_stream_factor=a_stream)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
-    mm = float(op.flop_breakdown().get("matmul", 0))
     zero = np.zeros(p.n)
     times = {"compute:tensor": np.where(use_tc, k.compute_s, 0.0),
              "compute:vector": np.where(use_tc, epilogue, k.compute_s + epilogue),
              "memory:l1": k.l1_s, "memory:l2": k.l2_s, "memory:dram": k.dram_s}
     overhead = k.launches * p.launch_overhead_s + k.fill_s
     kernel_s = k.time_s - k.fill_s + epilogue
-    register = 2.0 * k.l1_bytes + 1.5 * shape.c_bytes * extra_vector_flop
+    register = 2.0 * k.l1_bytes + 1.5 * c_b * extra_vector_flop
     level_bytes = {"register": register, "l1": k.l1_bytes, "l2": k.l2_bytes, "dram": k.dram_bytes}
-    out_frac = shape.c_bytes * shape.m * shape.n * shape.batch
+    out_frac = c_b * m * n * batch
     wf = {lv: np.clip(out_frac / np.maximum(level_bytes[lv], 1.0), 0.0, 1.0) for lv in ("l1", "l2", "dram")}
     wf["register"] = 1.0 / 3.0
     flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0), f"vector:{vkey}": np.where(use_tc, 0.0, mm)
@@ -105,7 +124,7 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
     extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
              "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
              "flop_executed": k.flop_executed}
-    return _finish(op, p, times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra)
+    return times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra
 
 
 def _gemm(op: Any, p: GPUParams) -> CostArrays:
@@ -226,17 +245,28 @@ def _stream(op: Any, p: GPUParams, dram_bytes: np.ndarray | None = None) -> Cost
 def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, special: float, in_b: float,
                 out_b: float, dram: np.ndarray) -> CostArrays:
     """A streaming kernel with explicit FLOP and bytes (``op`` names it and gives its total FLOP)."""
+    return _finish(op, p, *stream_parts(p, prec, e, vector, special, in_b, out_b, dram))
+
+
+def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
+                 dram: np.ndarray, threads_total: Any = None) -> tuple:
+    """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays)."""
     vkey = _vector_key(p, prec)
-    k = kn.gpu_stream(p, vector, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey])
+    k = kn.gpu_stream(p, vector, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total)
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s
     level_bytes = {"register": 1.5 * e * vector + dram, "l1": dram, "l2": dram, "dram": dram}
-    wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
-    flop_units = {f"vector:{vkey}": np.full(p.n, vector), "special": np.full(p.n, special)}
+    if np.ndim(in_b) or np.ndim(out_b):
+        total = in_b + out_b
+        wf: Any = np.divide(out_b, total, out=np.zeros(np.shape(total)), where=total > 0)
+    else:
+        wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
+    zero = np.zeros(p.n)
+    flop_units = {f"vector:{vkey}": vector + zero, "special": special + zero}
     extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy}
-    return _finish(op, p, times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
-                   {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
+    return (times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
+            {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
 
 
 def _gemv(op: Any, p: GPUParams) -> CostArrays:
