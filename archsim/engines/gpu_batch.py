@@ -93,6 +93,13 @@ class _Planner:
         self.gemms: list[_Gemm] = []
         self.streams: list[_Stream] = []
         self._flop: dict[int, float] = {}
+        self._tiled: dict[int, GPUParams] = {}
+
+    def tiled(self, g: int) -> GPUParams:
+        """The parameter pack repeated for ``g`` stacked ops (built once per group size)."""
+        if g not in self._tiled:
+            self._tiled[g] = tile_params(self.p, g)
+        return self._tiled[g]
 
     def named(self, c: CostArrays, op: Any) -> CostArrays:
         """``c`` with the kind and FLOP of ``op``."""
@@ -263,16 +270,18 @@ class _Planner:
         p = self.p
         for prec, group in _by_precision(self.gemms, p.n):
             g = len(group)
-            sp = tile_params(p, g)
-            shape = np.repeat(np.asarray([q.shape for q in group], dtype=np.float64), p.n, axis=0)
-            m, n, k, batch, a, b, c = shape.T
+            sp = self.tiled(g)
+            per_op = np.asarray([q.shape for q in group], dtype=np.float64)
+            m, n, k, batch, a, b, c = np.repeat(per_op, p.n, axis=0).T
             dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
             a_stream = np.concatenate([np.broadcast_to(np.asarray(q.a_stream, dtype=np.float64), (p.n,))
                                        for q in group])
             extra_vector = np.repeat([q.extra_vector for q in group], p.n)
             mm = np.repeat([q.mm for q in group], p.n)
+            _, rate, eff = gc.gemm_unit(p, prec, group[0].label)
+            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream)
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
-                                  extra_vector, mm)
+                                  extra_vector, mm, kernel=kernel)
             whole = gc.assemble("gemm", 0.0, sp, *parts)
             for i, q in enumerate(group):
                 q.result = _slice(whole, i, p.n)
@@ -281,7 +290,7 @@ class _Planner:
         p = self.p
         for prec, group in _by_precision(self.streams, p.n):
             g = len(group)
-            sp = tile_params(p, g)
+            sp = self.tiled(g)
             drams = []
             for q in group:
                 if q.traffic is not None:

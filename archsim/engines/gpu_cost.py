@@ -91,22 +91,31 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
     return _finish(op, p, *parts)
 
 
-def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
-               c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any) -> tuple:
-    """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
-
-    ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
-    matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP.
-    """
+def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point."""
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
-    vkey = _vector_key(p, prec)
-    vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
+    vector_rate = p.vector_flop_per_cycle_per_sm[_vector_key(p, prec)]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
     if np.any(rate <= 0):
         raise EngineError(f"{label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
-    eff = np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
-    k = kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes, a_stream_factor=a_stream)
+    return use_tc, rate, np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
+
+
+def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
+               c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
+               kernel: kn.GemmKernel | None = None) -> tuple:
+    """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
+
+    ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
+    matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP. ``kernel``, when given, is the
+    already predicted :func:`archsim.kernels.gpu_gemm` of these rows.
+    """
+    vkey = _vector_key(p, prec)
+    vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
+    use_tc, rate, eff = gemm_unit(p, prec, label)
+    k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
+                                                      a_stream_factor=a_stream)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
     zero = np.zeros(p.n)
     times = {"compute:tensor": np.where(use_tc, k.compute_s, 0.0),
