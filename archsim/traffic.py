@@ -194,18 +194,37 @@ def gemm_bytes_rows(m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarr
 
 
 def conv_a_pass_bytes(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,
-                      out_h: int, out_w: int, elem_bytes: float, capacity_bytes: np.ndarray | float) -> np.ndarray:
+                      out_h: int, out_w: int, elem_bytes: float, capacity_bytes: np.ndarray | float,
+                      whole_rows: bool = False) -> np.ndarray:
     """Bytes of one pass over the implicit im2col matrix A at a level of ``capacity_bytes``.
 
     The input tensor once if the level holds the sliding window of ``kernel_h`` input rows of one
     image (``kernel_h x width x in_channels`` elements), else the im2col matrix
     ``N P Q x C R S`` (no halo reuse). Never below the input once, never above im2col.
+    ``whole_rows``: memory is fetched in lines wider than the column stride, so a strided
+    convolution (im2col smaller than the input) still reads every input row it touches whole:
+    the lower bound is then ``N C min(H, P R) W`` elements, not the im2col size.
     """
+    return np.where(np.asarray(capacity_bytes, dtype=np.float64) >= conv_window_bytes(
+        in_channels, width, kernel_h, elem_bytes), *conv_a_pass_bounds(
+        batch, in_channels, height, width, kernel_h, kernel_w, out_h, out_w, elem_bytes, whole_rows))
+
+
+def conv_window_bytes(in_channels: int, width: int, kernel_h: int, elem_bytes: float) -> float:
+    """The sliding window of ``kernel_h`` input rows of one image, bytes."""
+    return kernel_h * width * in_channels * elem_bytes
+
+
+def conv_a_pass_bounds(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,
+                       out_h: int, out_w: int, elem_bytes: float, whole_rows: bool = False) -> tuple[float, float]:
+    """(low, high): the A pass of :func:`conv_a_pass_bytes` when the window fits, and when it does not."""
     input_bytes = batch * in_channels * height * width * elem_bytes
     im2col_bytes = batch * out_h * out_w * in_channels * kernel_h * kernel_w * elem_bytes
-    window_bytes = kernel_h * width * in_channels * elem_bytes
-    low, high = min(input_bytes, im2col_bytes), max(input_bytes, im2col_bytes)
-    return np.where(np.asarray(capacity_bytes, dtype=np.float64) >= window_bytes, low, high)
+    floor_bytes = im2col_bytes
+    if whole_rows:
+        floor_bytes = max(im2col_bytes, min(input_bytes, batch * in_channels * min(height, out_h * kernel_h)
+                                            * width * elem_bytes))
+    return min(input_bytes, floor_bytes), max(input_bytes, im2col_bytes)
 
 
 def conv_bytes(shape: GemmShape, a_pass_by_capacity: np.ndarray, capacity_bytes: np.ndarray | float) -> np.ndarray:

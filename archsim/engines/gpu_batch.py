@@ -176,6 +176,25 @@ class _Planner:
         if op.is_depthwise_like:
             s = self._plan_stream(op)
             return lambda: s.result
+        p = self.p
+        prec, e = precision_of(op), elem_bytes(op)
+        planned = []
+        for mask, multiple, transposes in gc.conv_configs(op, p):
+            padded = gc.pad_channels(op, multiple)
+            transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
+                          for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])
+            planned.append((mask, self._plan_algorithms(padded), transfers))
+
+        def build() -> CostArrays:
+            out = None
+            for mask, main, transfers in planned:
+                c = gc.with_transfers(op, main(), [self.named(t.result, op) for t in transfers], self.flop(op))
+                out = c if out is None else gc.select(mask, out, c)
+            return out
+        return build
+
+    def _plan_algorithms(self, op: Any) -> Any:
+        """gpu_cost._conv_algorithms: implicit GEMM, or the faster of it and Winograd (3x3, stride 1)."""
         direct = self._plan_implicit(op)
         if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
                 and op.groups == 1):
@@ -206,10 +225,9 @@ class _Planner:
         else:
             m, n, k = npq, kout, crs
         # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
-        input_b = op.batch * c * op.height * op.width * e
-        im2col_b = op.batch * op.out_height * op.out_width * c * r * s * e
-        window_b = r * op.width * c * e
-        low, high = min(input_b, im2col_b), max(input_b, im2col_b)
+        window_b = tr.conv_window_bytes(c, op.width, r, e)
+        low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
+                                          gc.whole_rows(op, p))
         t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
         im2col = npq * crs * e
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col

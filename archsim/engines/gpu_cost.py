@@ -19,6 +19,7 @@ shared-memory byte written into and read out of registers once (2 x the L1 bytes
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -185,6 +186,13 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
 def _pick(a: CostArrays, b: CostArrays) -> CostArrays:
     """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm picks the fastest)."""
     use_b = b.latency_s < a.latency_s
+    out = select(use_b, a, b)
+    return dataclasses.replace(out, extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()},
+                                           "winograd": use_b.astype(float)})
+
+
+def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
+    """Per point, ``b`` where ``use_b`` else ``a`` (keys missing on one side count as 0)."""
 
     def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         keys = dict.fromkeys([*x, *y])
@@ -199,17 +207,94 @@ def _pick(a: CostArrays, b: CostArrays) -> CostArrays:
         link_bytes=np.where(use_b, b.link_bytes, a.link_bytes), overhead_s=np.where(use_b, b.overhead_s, a.overhead_s),
         launches=np.where(use_b, b.launches, a.launches),
         energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
-        extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()}, "winograd": use_b.astype(float)})
+        extra=sel(a.extra, b.extra))
+
+
+def conv_configs(op: Any, p: GPUParams) -> list[tuple[np.ndarray, int, bool]]:
+    """The distinct (points, channel multiple, NCHW transposes) a convolution runs with.
+
+    Points whose GPU runs the precision on Tensor Cores pad channels to ``tensor_core.channel_multiple``
+    and, with ``efficiency.conv_nchw_transposes``, transpose NCHW tensors to NHWC and back; other
+    points run the plain CUDA-core kernel (multiple 1, no transposes).
+    """
+    use_tc = p.tensor_flop_per_cycle_per_sm[precision_of(op)] > 0
+    mult = np.where(use_tc, p.tensor_channel_multiple, 1.0)
+    trans = np.where(use_tc, p.conv_nchw_transposes, 0.0)
+    keys = sorted(set(zip(mult.tolist(), trans.tolist(), strict=True)))
+    return [((mult == m) & (trans == t), int(m), bool(t)) for m, t in keys]
+
+
+def pad_channels(op: Any, multiple: int) -> Any:
+    """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already)."""
+    g = op.groups
+    c, k = op.in_channels // g, op.out_channels // g
+    cp, kp = -(-c // multiple) * multiple, -(-k // multiple) * multiple
+    if (cp, kp) == (c, k):
+        return op
+    return dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g)
+
+
+def layout_transfers(op: Any, padded: Any) -> list[tuple[float, float]]:
+    """(read, write) bytes of the NCHW -> NHWC transposes of a Tensor-Core convolution's two inputs.
+
+    Each reads the tensor once and writes it once in NHWC, padded channels included. The output is
+    written in NCHW by the main kernel's epilogue (no extra pass), and a 1x1 filter needs no
+    transpose: it is a GEMM on the NCHW tensor as it lies (``efficiency.conv_nchw_transposes``).
+    """
+    if op.kernel == (1, 1):
+        return []
+    e = elem_bytes(op)
+    r, s = op.kernel
+    x, xp = (op.batch * c * op.height * op.width * e for c in (op.in_channels, padded.in_channels))
+    w, wp = (k * (c // op.groups) * r * s * e for k, c in ((op.out_channels, op.in_channels),
+                                                            (padded.out_channels, padded.in_channels)))
+    y, yp = (op.batch * k * op.out_height * op.out_width * e for k in (op.out_channels, padded.out_channels))
+    if op.pass_ == "forward":
+        return [(x, xp), (w, wp)]
+    if op.pass_ == "backward_data":  # dY and W in, dX out
+        return [(y, yp), (w, wp)]
+    return [(x, xp), (y, yp)]  # backward_weight: X and dY in, dW out
+
+
+def with_transfers(op: Any, main: CostArrays, transfers: list[CostArrays], flop: float) -> CostArrays:
+    """The transposes and the main kernel in sequence; the main kernel's tile facts kept."""
+    if not transfers:
+        return dataclasses.replace(main, kind=op.kind, flop=flop)
+    total = sum_costs([*transfers, main], op.kind, flop)
+    return dataclasses.replace(total, extra=main.extra)
 
 
 def _conv(op: Any, p: GPUParams) -> CostArrays:
     if op.is_depthwise_like:
         return _stream(op, p)
+    flop = float(op.flop())
+    out = None
+    for mask, multiple, transposes in conv_configs(op, p):
+        padded = pad_channels(op, multiple)
+        main = _conv_algorithms(padded, p)
+        transfers = []
+        if transposes:
+            prec, e = precision_of(op), elem_bytes(op)
+            transfers = [_stream_raw(op, p, prec, e, 0.0, 0.0, rd, wr, np.full(p.n, rd + wr))
+                         for rd, wr in layout_transfers(op, padded)]
+        c = with_transfers(op, main, transfers, flop)
+        out = c if out is None else select(mask, out, c)
+    return out
+
+
+def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
+    """Implicit GEMM, or for a 3x3 stride-1 forward convolution the faster of it and Winograd."""
     direct = _implicit_gemm(op, p)
     if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
             and op.groups == 1):
         return _pick(direct, _winograd(op, p))
     return direct
+
+
+def whole_rows(op: Any, p: GPUParams) -> bool:
+    """True when every point's L2 line is wider than the convolution's column stride in bytes
+    (a strided read then fetches whole input rows; :func:`archsim.traffic.conv_a_pass_bytes`)."""
+    return bool(np.all(p.l2_line_bytes > op.stride[1] * elem_bytes(op)))
 
 
 def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
@@ -221,8 +306,11 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     npq, crs = op.batch * pq, c * r * s
     in_bytes = op.batch * c * op.height * op.width * e
 
+    rows = whole_rows(op, p)
+
     def a_pass(cap: np.ndarray) -> np.ndarray:
-        return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap)
+        return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap,
+                                    whole_rows=rows)
 
     if op.pass_ == "backward_data":
         # dcols = dY W^T; col2im writes dX (the input's size) rather than the im2col matrix.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice
 
 __all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
@@ -48,6 +49,7 @@ class GPUParams:
     l1_bandwidth_per_sm_bytes_per_s: np.ndarray
     l1_latency_s: np.ndarray
     l2_size_bytes: np.ndarray
+    l2_line_bytes: np.ndarray
     l2_bandwidth_bytes_per_s: np.ndarray
     l2_latency_s: np.ndarray
     dram_bandwidth_bytes_per_s: np.ndarray
@@ -59,6 +61,8 @@ class GPUParams:
     tensor_efficiency: np.ndarray
     launch_overhead_s: np.ndarray
     gemm_pipeline_stages: np.ndarray
+    tensor_channel_multiple: np.ndarray
+    conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
     tensor_flop_per_cycle_per_sm: dict[str, np.ndarray]
     vector_flop_j: dict[str, np.ndarray]
@@ -78,6 +82,9 @@ class GPUParams:
     def from_devices(cls, devices: Sequence[GPUDevice]) -> GPUParams:
         """Pack ``devices`` (all GPUs) into arrays: one flat row of floats per device, then columns."""
         table = np.asarray([_gpu_row(g) for g in devices], dtype=np.float64).reshape(len(devices), -1)
+        if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
+            raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
+                              f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
         cols = iter(table.T)
         kw: dict = {name: next(cols) for name in _GPU_SCALARS}
         for name in _GPU_TABLES:
@@ -88,12 +95,13 @@ class GPUParams:
 _GPU_SCALARS = (
     "sm_count", "clock_hz", "warp_size", "registers_per_sm", "max_registers_per_thread", "shared_memory_bytes",
     "max_shared_memory_per_block_bytes", "max_warps", "max_blocks", "max_threads_per_block", "sfu_per_sm",
-    "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_bandwidth_bytes_per_s",
-    "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s", "dram_row_buffer_bytes",
-    "dram_bandwidth_efficiency", "l2_bandwidth_efficiency", "vector_efficiency", "tensor_efficiency",
-    "launch_overhead_s", "gemm_pipeline_stages", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte",
-    "l1_write_j_per_byte", "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte",
-    "dram_write_j_per_byte", "dram_activation_j", "static_power_w",
+    "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_line_bytes",
+    "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
+    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
+    "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
+    "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
+    "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
+    "dram_activation_j", "static_power_w",
 )
 _GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j")
 
@@ -110,9 +118,10 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
         sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
-        l2.size_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock, dram.bandwidth_bytes_per_s,
+        l2.size_bytes, l2.line_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock, dram.bandwidth_bytes_per_s,
         dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency, eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
+        g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
