@@ -362,12 +362,14 @@ class StreamKernel:
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
                vector_rate_per_sm: np.ndarray, threads_total: float | None = None,
                threads_per_block: float = STREAM_THREADS_PER_BLOCK, registers_per_thread: float = 32.0,
-               shared_per_block: float = 0.0) -> StreamKernel:
+               shared_per_block: float = 0.0, independent: bool = True) -> StreamKernel:
     """A memory-streaming kernel: FLOP on the CUDA cores and SFUs, bytes through L2 and DRAM.
 
     Threads default to one per 16-byte vector of the DRAM traffic; resident threads (occupancy)
     times 16 B are in flight, which by Little's law bounds the bandwidth of small kernels (combined
-    with the peak by :func:`achievable_bandwidth`).
+    with the peak by :func:`achievable_bandwidth`). ``independent=False``: the kernel's accesses
+    form dependence chains whose latency the caller prices explicitly, so the bytes move at the
+    achievable peak (applying Little's law as well would count the same latency twice).
     """
     dram = np.asarray(dram_bytes, dtype=np.float64)
     if threads_total is None:
@@ -382,10 +384,11 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     compute = np.where(vector_flop > 0, vector_flop / np.maximum(rate, 1e-300), 0.0)
     sfu_rate = p.sfu_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
     special = special_flop / sfu_rate
-    l2_bw = achievable_bandwidth(p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency,
-                                 little_bandwidth(inflight, p.l2_latency_s))
-    dram_bw = achievable_bandwidth(p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency,
-                                   little_bandwidth(inflight, p.l2_latency_s + p.dram_latency_s))
+    l2_bw = p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency
+    dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency
+    if independent:
+        l2_bw = achievable_bandwidth(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
+        dram_bw = achievable_bandwidth(dram_bw, little_bandwidth(inflight, p.l2_latency_s + p.dram_latency_s))
     l2 = np.asarray(l2_bytes, dtype=np.float64) / l2_bw
     dram_t = dram / dram_bw
     fill = np.where(dram > 0, p.l2_latency_s + p.dram_latency_s, p.l2_latency_s)

@@ -81,6 +81,7 @@ class _Stream:
     dram: np.ndarray | None = None    # explicit bytes (H,), or
     traffic: _Traffic | None = None   # the tiling model's bytes, at least `floor`
     floor: float = 0.0
+    l2: np.ndarray | None = None      # bytes through L2 when they differ from DRAM's (row-wise ops)
     result: CostArrays | None = None
 
 
@@ -169,8 +170,12 @@ class _Planner:
         in_b, out_b = io_bytes(op)
         compulsory = float(op.min_bytes())
         dram = None if traffic is not None else np.full(self.p.n, compulsory)
-        return self._stream_req(precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b,
-                                dram=dram, traffic=traffic, floor=compulsory)
+        rows = gc.rowwise_traffic(op, self.p)
+        req = self._stream_req(precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b,
+                               dram=dram if rows is None else rows[1], traffic=traffic, floor=compulsory)
+        if rows is not None:
+            req.l2 = rows[0]
+        return req
 
     def _plan_conv(self, op: Any) -> Any:
         if op.is_depthwise_like:
@@ -320,7 +325,10 @@ class _Planner:
             threads = np.repeat([max(1.0, float(np.max(d)) / gc.kn.STREAM_BYTES_PER_THREAD) for d in drams], p.n)
             e, vector, special, in_b, out_b = np.repeat(np.asarray([q.values for q in group], dtype=np.float64),
                                                         p.n, axis=0).T
-            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads)
+            l2 = None
+            if any(q.l2 is not None for q in group):
+                l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
+            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2)
             whole = gc.assemble("stream", 0.0, sp, *parts)
             for i, q in enumerate(group):
                 q.result = _slice(whole, i, p.n)

@@ -330,30 +330,58 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0)
 
 
+ROWWISE_KINDS = ("softmax", "layernorm")
+
+
+def rowwise_traffic(op: Any, p: GPUParams) -> tuple[np.ndarray, np.ndarray] | None:
+    """(L2, DRAM) bytes of a row-wise two-pass op (softmax, layernorm), ``None`` for other ops.
+
+    One thread block normalises one row: a row that fits in the block's shared memory is read once;
+    a longer row is read again for the second pass (:func:`archsim.traffic.rowwise_bytes`), from L2
+    when the row fits in one SM's share of L2 (every SM streams a row at a time), else from DRAM.
+    """
+    if op.kind not in ROWWISE_KINDS:
+        return None
+    in_b, _ = io_bytes(op)
+    compulsory = float(op.min_bytes())
+    row_b = in_b / max(int(op.rows), 1)
+    l2 = tr.rowwise_bytes(compulsory, in_b, row_b, p.max_shared_memory_per_block_bytes)
+    dram = tr.rowwise_bytes(compulsory, in_b, row_b, p.l2_size_bytes / p.sm_count)
+    return np.asarray(l2, dtype=np.float64), np.asarray(dram, dtype=np.float64)
+
+
 def _stream(op: Any, p: GPUParams, dram_bytes: np.ndarray | None = None) -> CostArrays:
     mm, vector, special = flop_classes(op)
     in_b, out_b = io_bytes(op)
     compulsory = float(op.min_bytes())
     dram = np.full(p.n, compulsory) if dram_bytes is None else np.maximum(dram_bytes, compulsory)
+    l2 = None
+    rows = rowwise_traffic(op, p)
+    if rows is not None:
+        l2, dram = rows
     # GEMV and depthwise MACs run as FMAs on the CUDA cores.
-    return _stream_raw(op, p, precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, dram)
+    return _stream_raw(op, p, precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, dram, l2)
 
 
 def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, special: float, in_b: float,
-                out_b: float, dram: np.ndarray) -> CostArrays:
+                out_b: float, dram: np.ndarray, l2: np.ndarray | None = None) -> CostArrays:
     """A streaming kernel with explicit FLOP and bytes (``op`` names it and gives its total FLOP)."""
-    return _finish(op, p, *stream_parts(p, prec, e, vector, special, in_b, out_b, dram))
+    return _finish(op, p, *stream_parts(p, prec, e, vector, special, in_b, out_b, dram, l2_bytes=l2))
 
 
 def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
-                 dram: np.ndarray, threads_total: Any = None) -> tuple:
-    """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays)."""
+                 dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None) -> tuple:
+    """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays).
+
+    ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1.
+    """
     vkey = _vector_key(p, prec)
-    k = kn.gpu_stream(p, vector, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total)
+    l2 = dram if l2_bytes is None else np.maximum(l2_bytes, dram)
+    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total)
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s
-    level_bytes = {"register": 1.5 * e * vector + dram, "l1": dram, "l2": dram, "dram": dram}
+    level_bytes = {"register": 1.5 * e * vector + l2, "l1": l2, "l2": l2, "dram": dram}
     if np.ndim(in_b) or np.ndim(out_b):
         total = in_b + out_b
         wf: Any = np.divide(out_b, total, out=np.zeros(np.shape(total)), where=total > 0)
@@ -421,13 +449,15 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
     k = kn.gpu_stream(p, float(op.flop_vector), float(op.flop_special), np.full(p.n, dram), np.full(p.n, dram),
                       p.vector_flop_per_cycle_per_sm[vkey], threads_total=threads,
                       threads_per_block=float(np.prod(op.block)), registers_per_thread=float(op.registers_per_thread),
-                      shared_per_block=float(op.shared_mem_per_block_bytes))
+                      shared_per_block=float(op.shared_mem_per_block_bytes),
+                      independent=int(op.dependent_accesses) == 0)
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     mm = float(op.flop_matmul)
     peak_t = np.where(use_tc, tensor_rate * p.tensor_efficiency, p.vector_flop_per_cycle_per_sm[vkey]
                       * p.vector_efficiency) * p.clock_hz * p.sm_count
-    ws = float(op.working_set_bytes)
+    # Without a declared working set, a dependence chain is assumed to miss to DRAM (the bytes it moves).
+    ws = float(op.working_set_bytes) if op.working_set_bytes is not None else float("inf")
     chain_latency = np.where(ws <= p.l1_size_bytes, p.l1_latency_s,
                              np.where(ws <= p.l2_size_bytes, p.l2_latency_s, p.l2_latency_s + p.dram_latency_s))
     times = {"compute:tensor": np.where(use_tc, mm / peak_t, 0.0),

@@ -88,3 +88,32 @@ def test_transfer_on_gpu_is_an_error():
     from archsim.errors import EngineError
     with pytest.raises(EngineError):
         gpu_batch.cost_many([ops.HostToDevice(1 << 20)], _points())
+
+
+def test_softmax_long_rows_are_read_twice():
+    # V100: 96 KiB shared memory per block, 6 MiB L2 / 80 SMs = 78.6 KB per SM.
+    # Rows of 1024 fp32 (4 KiB) fit: DRAM and L2 bytes are the compulsory 2 x 4096 x 4 KiB = 32 MiB.
+    # Rows of 2^20 fp32 (4 MiB) fit neither: the input (4 x 4 MiB) is read again from DRAM:
+    # 2 x 16 MiB + 16 MiB = 48 MiB at both levels.
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    p = GPUParams.from_devices([v100])
+    short = ops.Softmax((4096, 1024), dtype="fp32")
+    long = ops.Softmax((4, 1 << 20), dtype="fp32")
+    for op, want in ((short, 2 * 4096 * 4096), (long, 3 * 4 * 4 * (1 << 20))):
+        for c in (gpu_cost.cost(op, p), gpu_batch.cost_many([op], p)[0]):
+            assert c.bytes_by_level["dram"][0] == want
+            assert c.bytes_by_level["l2"][0] == want
+
+
+def test_pointer_chase_kernel_is_latency_bound():
+    # One thread, 1000 dependent loads over a 1 GiB working set: 1000 x (L2 + DRAM latency).
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    k = ops.Kernel(name="chase", dtype="fp32", dram_read_bytes=128_000, dram_write_bytes=4, grid=(1, 1, 1),
+                   block=(1, 1, 1), dependent_accesses=1000, working_set_bytes=1 << 30)
+    p = GPUParams.from_devices([v100])
+    c = gpu_cost.cost(k, p)
+    assert c.time_by_unit_s["latency"][0] == pytest.approx(1000 * (p.l2_latency_s[0] + p.dram_latency_s[0]))
+    assert c.bounds() == ["latency"]
+    # No working set declared: the chain is taken to miss to DRAM.
+    c2 = gpu_cost.cost(dataclasses.replace(k, working_set_bytes=None), p)
+    assert c2.time_by_unit_s["latency"][0] == c.time_by_unit_s["latency"][0]
