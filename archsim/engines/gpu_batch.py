@@ -95,6 +95,7 @@ class _Planner:
         self.streams: list[_Stream] = []
         self._flop: dict[int, float] = {}
         self._tiled: dict[int, GPUParams] = {}
+        self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
 
     def tiled(self, g: int) -> GPUParams:
         """The parameter pack repeated for ``g`` stacked ops (built once per group size)."""
@@ -184,7 +185,9 @@ class _Planner:
         p = self.p
         prec, e = precision_of(op), elem_bytes(op)
         planned = []
-        for mask, multiple, transposes in gc.conv_configs(op, p):
+        if prec not in self._configs:
+            self._configs[prec] = gc.precision_configs(p, prec)
+        for mask, multiple, transposes in self._configs[prec]:
             padded = gc.pad_channels(op, multiple)
             transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
                           for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])

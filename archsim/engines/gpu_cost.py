@@ -217,7 +217,12 @@ def conv_configs(op: Any, p: GPUParams) -> list[tuple[np.ndarray, int, bool]]:
     and, with ``efficiency.conv_nchw_transposes``, transpose NCHW tensors to NHWC and back; other
     points run the plain CUDA-core kernel (multiple 1, no transposes).
     """
-    use_tc = p.tensor_flop_per_cycle_per_sm[precision_of(op)] > 0
+    return precision_configs(p, precision_of(op))
+
+
+def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bool]]:
+    """:func:`conv_configs` of any convolution of precision ``prec``."""
+    use_tc = p.tensor_flop_per_cycle_per_sm[prec] > 0
     mult = np.where(use_tc, p.tensor_channel_multiple, 1.0)
     trans = np.where(use_tc, p.conv_nchw_transposes, 0.0)
     keys = sorted(set(zip(mult.tolist(), trans.tolist(), strict=True)))
