@@ -8,6 +8,12 @@ DeepBench_NV_V100.xlsx; every row keeps its source). No per-shape constant is fi
 model and preset fields run on every GPU. DeepBench's "16 bit inputs, 32 bit accumulation" rows
 are fp16 (Tensor Cores); "Float" rows are fp32 (CUDA cores).
 
+DeepBench's tensors are NCHW. On a Tensor-Core GPU the model pads channels to the MMA multiple
+(``tensor_core.channel_multiple``) and, for R x S > 1 filters, adds cuDNN's NCHW -> NHWC input
+and filter transposes (``efficiency.conv_nchw_transposes``); strided convolutions read every input
+row they touch whole (a row is fetched in L2 lines). These are device-level fields with sources,
+the same for every GPU.
+
 The measured times are per call of a loop of back-to-back calls, so they include the launch
 overhead of each kernel; convolution rows where cuDNN chose Winograd or FFT (fewer FLOP than the
 direct algorithm) are reported both with all rows and restricted to IMPLICIT_GEMM-family choices.

@@ -133,11 +133,12 @@ class CostArrays:
 
     def at(self, i: int, name: str, phase: str) -> OpCost:
         """The one-point :class:`OpCost` of point ``i``."""
+        times = {k: float(v[i]) for k, v in self.time_by_unit_s.items()}
         breakdown = {k: float(v[i]) for k, v in self.energy_breakdown_j.items()}
         return OpCost(
             name=name, kind=self.kind, phase=phase, device=self.device, flop=float(self.flop),
-            latency_s=float(self.latency_s[i]), bound=self.bounds()[i],
-            time_by_unit_s={k: float(v[i]) for k, v in self.time_by_unit_s.items()},
+            latency_s=float(self.latency_s[i]), bound=_bound(times) or self.bounds()[i],
+            time_by_unit_s=times,
             bytes_by_level={k: float(v[i]) for k, v in self.bytes_by_level.items()},
             actions=Actions(flop={k: float(v[i]) for k, v in self.flop_by_unit.items()},
                             read_bytes={k: float(v[i]) for k, v in self.read_bytes.items()},
@@ -149,6 +150,20 @@ class CostArrays:
             static_power_w=float(self.static_power_w[i]),
             extra={k: float(v[i]) for k, v in self.extra.items()},
         )
+
+
+def _bound(times: dict[str, float]) -> str | None:
+    """:meth:`CostArrays.bounds` of one point from its times (the first largest non-overhead key,
+    ``overhead`` if that is larger); ``None`` when a time is NaN (the array rule then decides)."""
+    best_key, best = None, -np.inf
+    for k, v in times.items():
+        if v != v:
+            return None
+        if k != "overhead" and v > best:
+            best_key, best = k, v
+    if best_key is None:
+        return None
+    return "overhead" if times["overhead"] > best else best_key
 
 
 def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[str, Any]:
