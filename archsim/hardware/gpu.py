@@ -74,6 +74,11 @@ class GPUEfficiency(HardwareModel):
     l2_bandwidth_efficiency: float = Field(gt=0, le=1)
     vector_efficiency: float = Field(gt=0, le=1, description="achievable fraction of CUDA-core peak")
     tensor_efficiency: float = Field(gt=0, le=1, description="achievable fraction of Tensor Core peak")
+    gemm_pipeline_stages: int = Field(
+        ge=2, le=16,
+        description="shared-memory stages of the GEMM main loop (CUTLASS kStages): stages - 1 k-slices "
+                    "of operands are in flight per thread block, which sets the latency hiding by Little's law",
+    )
 
 
 class GPUDevice(HardwareModel):

@@ -1,0 +1,80 @@
+"""The energy ledger: ``E = sum_actions count x energy_per_action + static_power x time``.
+
+This is Accelergy's separation (Wu, Emer, Sze, ICCAD 2019): the engines count *actions* (FLOP per
+unit and precision, bytes read and written at each memory level, DRAM row activations, link bytes,
+PIM bank bytes) and the device's tables price them. Two tables, never mixed: the counts come from
+:mod:`archsim.engines.cost`, the prices from the hardware model (on-chip energies scaled to the
+device's node by :class:`~archsim.hardware.EnergyTable`). The ledger is linear in every count, and
+its breakdown sums to the total by construction: the total *is* the sum of the components.
+
+Components: ``compute`` (all FLOP), one per memory level (``register``, ``l1``, ``l2``, ``l3``,
+``dram``, ``pim``, ``link``), and ``static`` (static power x time, including DRAM background
+power). Everything except ``compute`` and ``static`` is data movement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from archsim.errors import EngineError
+
+__all__ = ["COMPONENTS", "EnergyPrices", "account"]
+
+COMPONENTS: tuple[str, ...] = ("compute", "register", "l1", "l2", "l3", "dram", "pim", "link", "static")
+"""Known component names, in reporting order (CPU cache names are reported as they are named)."""
+
+
+@dataclass(frozen=True)
+class EnergyPrices:
+    """Energy per action over hardware points (arrays of shape (H,)), in J.
+
+    Attributes:
+        flop_j: per FLOP, keyed like the action counts (``"tensor:fp16"``, ``"vector:fp32"``, ``"special"``).
+        read_j_per_byte / write_j_per_byte: per byte at each level (``"dram"``, ``"l2"``...).
+        activation_j: per DRAM row activation.
+        link_j_per_byte: per byte over the link.
+        static_power_w: static power of the device while the op runs.
+    """
+
+    flop_j: Mapping[str, np.ndarray]
+    read_j_per_byte: Mapping[str, np.ndarray]
+    write_j_per_byte: Mapping[str, np.ndarray]
+    activation_j: np.ndarray
+    link_j_per_byte: np.ndarray
+    static_power_w: np.ndarray
+
+
+def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_bytes: Mapping[str, np.ndarray],
+            write_bytes: Mapping[str, np.ndarray], dram_activations: np.ndarray | float,
+            link_bytes: np.ndarray | float, time_s: np.ndarray) -> dict[str, np.ndarray]:
+    """Energy by component, in J (arrays over hardware points); the components sum to the total.
+
+    A priced action whose energy is unknown (NaN: a precision missing from the device's table) is
+    an error naming it, unless its count is zero.
+    """
+    out: dict[str, np.ndarray] = {}
+    compute = np.zeros_like(np.asarray(time_s, dtype=np.float64))
+    for key, count in flop.items():
+        count = np.asarray(count, dtype=np.float64)
+        if not np.any(count):
+            continue
+        price = prices.flop_j.get(key)
+        if price is None or np.any(np.isnan(price) & (count > 0)):
+            raise EngineError(f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]")
+        compute = compute + count * price
+    out["compute"] = compute
+    for level in dict.fromkeys([*read_bytes, *write_bytes]):
+        r = np.asarray(read_bytes.get(level, 0.0), dtype=np.float64)
+        w = np.asarray(write_bytes.get(level, 0.0), dtype=np.float64)
+        e = r * prices.read_j_per_byte[level] + w * prices.write_j_per_byte[level]
+        if level == "dram":
+            e = e + np.asarray(dram_activations, dtype=np.float64) * prices.activation_j
+        out[level] = out.get(level, 0.0) + e
+    link = np.asarray(link_bytes, dtype=np.float64)
+    if np.any(link):
+        out["link"] = out.get("link", 0.0) + link * prices.link_j_per_byte
+    out["static"] = prices.static_power_w * np.asarray(time_s, dtype=np.float64)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}

@@ -1,0 +1,70 @@
+"""Engines: ``estimate(work, hardware, engine="roofline" | "des", ...)`` and ``estimate_many`` for sweeps.
+
+Both engines price ops with the one cost function of :mod:`archsim.engines.cost`. Options are
+explicit keyword arguments, validated here:
+
+* ``device``: on a :class:`~archsim.hardware.System`, the role running compute ops (``"gpu"``,
+  ``"host"``, ``"pim"``); default the GPU when present, else the host. Transfers use the host link.
+* ``overlap``: the roofline engine's graph latency is the longest dependency path instead of the sum.
+* ``threads``: CPU threads (default every core).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from archsim.engines.cost import DEVICE_ROLES, CostOptions, OpCost, op_cost
+from archsim.errors import EngineError
+from archsim.results import RunResult
+
+__all__ = ["estimate", "estimate_many", "op_cost", "OpCost", "CostOptions", "ENGINES"]
+
+ENGINES: tuple[str, ...] = ("roofline", "des")
+
+
+def _options(device: str | None, threads: int | None) -> CostOptions:
+    if device is not None and device not in DEVICE_ROLES:
+        raise EngineError(f"device={device!r} is not allowed; allowed: {', '.join(DEVICE_ROLES)} (or None)")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise EngineError(f"threads must be a positive int or None, got {threads!r}")
+    return CostOptions(device=device, threads=threads)  # type: ignore[arg-type]
+
+
+def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
+             overlap: bool = False, threads: int | None = None) -> RunResult:
+    """Estimate the time and energy of ``work`` (an op or an OpGraph) on ``hardware``.
+
+    ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
+    Raises :class:`~archsim.errors.EngineError` for an unknown engine or option value.
+    """
+    if not isinstance(overlap, bool):
+        raise EngineError(f"overlap must be True or False, got {overlap!r}")
+    options = _options(device, threads)
+    if engine == "roofline":
+        from archsim.engines.roofline import estimate_roofline
+        return estimate_roofline(work, hardware, options, overlap=overlap)
+    if engine == "des":
+        if importlib.util.find_spec("archsim.engines.des") is None:
+            raise EngineError(f"engine 'des' is not available in this build; allowed engines: {', '.join(ENGINES)}")
+        from archsim.engines import des
+        if overlap:
+            raise EngineError("overlap applies to engine='roofline'; the discrete-event engine schedules ops itself")
+        return des.estimate_des(work, hardware, options)
+    raise EngineError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+
+
+def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = None, overlap: bool = False,
+                  threads: int | None = None) -> pd.DataFrame:
+    """The roofline estimate of ``work`` at every hardware point, vectorised: one row per point.
+
+    Columns: ``latency_s``, ``energy_j``, ``energy_<component>_j``, ``data_movement_fraction``,
+    ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`.
+    """
+    if not isinstance(overlap, bool):
+        raise EngineError(f"overlap must be True or False, got {overlap!r}")
+    from archsim.engines.roofline import estimate_many as _many
+    return _many(work, list(hardware), _options(device, threads), overlap=overlap)

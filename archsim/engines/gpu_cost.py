@@ -1,0 +1,263 @@
+"""Cost of an op on GPUs (vectorised over hardware points).
+
+* GEMM and convolution (implicit GEMM, cuDNN's IMPLICIT_GEMM algorithm; depthwise convolutions run
+  a memory-bound direct kernel) go through the tiled-kernel model of :func:`archsim.kernels.gpu_gemm`
+  on Tensor Cores when the device rates the precision there, else on the CUDA cores; DRAM traffic
+  is the L2 tiling model of :mod:`archsim.traffic`.
+* GEMV, elementwise, reductions, normalisations, pooling, embedding, copies and optimizer steps are
+  streaming kernels (:func:`archsim.kernels.gpu_stream`): compulsory bytes at L2 and DRAM.
+* Fused attention streams K and V per Q block (flash-style traffic); unfused attention is the sum
+  of its decomposed kernels.
+
+A precision the CUDA cores do not list (bf16 on Volta, int8) runs at the fp32 lane rate and is
+priced at the fp32 energy: frameworks up-convert such elementwise work.
+
+Register-file traffic (for energy) is 3 operand accesses per 2 vector FLOP (an FMA reads two
+operands and the accumulator... counted as 1.5 elements per FLOP) plus, for tiled kernels, each
+shared-memory byte written into and read out of registers once (2 x the L1 bytes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from archsim import kernels as kn
+from archsim import traffic as tr
+from archsim.energy import EnergyPrices, account
+from archsim.engines.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
+from archsim.engines.cost import CostArrays
+from archsim.engines.params import GPUParams
+from archsim.errors import EngineError
+
+__all__ = ["cost"]
+
+_LEVELS = ("register", "l1", "l2", "dram")
+
+
+def _prices(p: GPUParams) -> dict[str, Any]:
+    return dict(
+        read_j_per_byte={"register": p.register_j_per_byte, "l1": p.l1_read_j_per_byte,
+                         "l2": p.l2_read_j_per_byte, "dram": p.dram_read_j_per_byte},
+        write_j_per_byte={"register": p.register_j_per_byte, "l1": p.l1_write_j_per_byte,
+                          "l2": p.l2_write_j_per_byte, "dram": p.dram_write_j_per_byte},
+        activation_j=p.dram_activation_j, link_j_per_byte=np.zeros(p.n), static_power_w=p.static_power_w)
+
+
+def _vector_key(p: GPUParams, prec: str) -> str:
+    """The CUDA-core precision that runs ``prec`` (fp32 when the lanes table lacks it)."""
+    return prec if np.all(p.vector_flop_per_cycle_per_sm[prec] > 0) else "fp32"
+
+
+def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.ndarray, overhead: np.ndarray,
+            launches: np.ndarray, level_bytes: dict[str, np.ndarray], wfrac: dict[str, float | np.ndarray],
+            flop_units: dict[str, np.ndarray], extra: dict[str, np.ndarray]) -> CostArrays:
+    """Assemble a :class:`CostArrays`: latency, read/write split, DRAM activations, energy."""
+    prices = _prices(p)
+    flop_j = {}
+    for key in flop_units:
+        unit, _, prec = key.partition(":")
+        flop_j[key] = (p.special_flop_j if unit == "special"
+                       else p.tensor_flop_j[prec] if unit == "tensor" else p.vector_flop_j[prec])
+    latency = kernel_s + overhead
+    reads = {lv: level_bytes[lv] * (1.0 - wfrac.get(lv, 0.0)) for lv in level_bytes}
+    writes = {lv: level_bytes[lv] * wfrac.get(lv, 0.0) for lv in level_bytes}
+    # Streaming access opens each DRAM row once (a row buffer's worth of bytes per activation).
+    activations = level_bytes["dram"] / p.dram_row_buffer_bytes
+    energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
+                     np.zeros(p.n), latency)
+    times = {**times, "overhead": overhead}
+    return CostArrays(kind=op.kind, device="gpu", flop=float(op.flop()), latency_s=latency, time_by_unit_s=times,
+                      bytes_by_level=level_bytes, flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes,
+                      dram_activations=activations, link_bytes=np.zeros(p.n), overhead_s=overhead,
+                      launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra)
+
+
+def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
+               extra_vector_flop: float, extra_dram_bytes: float, wfrac: float) -> CostArrays:
+    prec = precision_of(op)
+    tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
+    vkey = _vector_key(p, prec)
+    vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
+    use_tc = tensor_rate > 0
+    rate = np.where(use_tc, tensor_rate, vector_rate)
+    if np.any(rate <= 0):
+        raise EngineError(f"{op.label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
+    eff = np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
+    k = kn.gpu_gemm(p, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes, shape.b_bytes, shape.c_bytes,
+                    rate, eff, dram_bytes + extra_dram_bytes, a_stream_factor=a_stream)
+    epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
+    mm = float(op.flop_breakdown().get("matmul", 0))
+    zero = np.zeros(p.n)
+    times = {"compute:tensor": np.where(use_tc, k.compute_s, 0.0),
+             "compute:vector": np.where(use_tc, epilogue, k.compute_s + epilogue),
+             "memory:l1": k.l1_s, "memory:l2": k.l2_s, "memory:dram": k.dram_s}
+    overhead = k.launches * p.launch_overhead_s + k.fill_s
+    kernel_s = k.time_s - k.fill_s + epilogue
+    register = 2.0 * k.l1_bytes + 1.5 * shape.c_bytes * extra_vector_flop
+    level_bytes = {"register": register, "l1": k.l1_bytes, "l2": k.l2_bytes, "dram": k.dram_bytes}
+    out_frac = shape.c_bytes * shape.m * shape.n * shape.batch
+    wf = {lv: np.clip(out_frac / np.maximum(level_bytes[lv], 1.0), 0.0, 1.0) for lv in ("l1", "l2", "dram")}
+    wf["register"] = 1.0 / 3.0
+    flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0), f"vector:{vkey}": np.where(use_tc, 0.0, mm)
+                  + extra_vector_flop + zero}
+    extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
+             "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
+             "flop_executed": k.flop_executed}
+    return _finish(op, p, times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra)
+
+
+def _gemm(op: Any, p: GPUParams) -> CostArrays:
+    e = elem_bytes(op)
+    m, n, k, batch = op.m, op.n, op.k, op.batch
+    if getattr(op, "weight", False) and batch > 1:
+        m, batch = m * batch, 1  # a shared weight: the batch is more rows of one GEMM
+    shape = tr.GemmShape(m, n, k, batch, e, e, e)
+    _, vector, _ = flop_classes(op)
+    bias_bytes = e * n if getattr(op, "bias", False) else 0.0
+    dram = tr.gemm_bytes(shape, p.l2_size_bytes)
+    return _gemm_like(op, p, shape, dram, np.ones(p.n), vector, bias_bytes, 0.0)
+
+
+def _conv(op: Any, p: GPUParams) -> CostArrays:
+    if op.is_depthwise_like:
+        return _stream(op, p)
+    e = elem_bytes(op)
+    r, s = op.kernel
+    g = op.groups
+    c, kout = op.in_channels // g, op.out_channels // g
+    pq = op.out_height * op.out_width
+    npq, crs = op.batch * pq, c * r * s
+    in_bytes = op.batch * c * op.height * op.width * e
+
+    def a_pass(cap: np.ndarray) -> np.ndarray:
+        return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap)
+
+    if op.pass_ == "backward_data":
+        # dcols = dY W^T; col2im writes dX (the input's size) rather than the im2col matrix.
+        shape = tr.GemmShape(npq, crs, kout, g, e, e, in_bytes / (npq * crs))
+        dram = tr.gemm_bytes(shape, p.l2_size_bytes)
+        return _gemm_like(op, p, shape, dram, np.ones(p.n), flop_classes(op)[1], 0.0, 0.0)
+    if op.pass_ == "backward_weight":
+        # dW^T[CRS, K] = cols(X)^T[CRS, NPQ] dY[NPQ, K]: the implicit operand is A again.
+        m, n, k = crs, kout, npq
+    else:
+        m, n, k = npq, kout, crs
+    im2col = npq * crs * e
+    shape = tr.GemmShape(m, n, k, g, e, e, e)
+    dram = tr.conv_bytes(shape, a_pass(p.l2_size_bytes) * g, p.l2_size_bytes)
+    a_stream = a_pass(p.l1_size_bytes) / im2col
+    bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
+    return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0)
+
+
+def _stream(op: Any, p: GPUParams, dram_bytes: np.ndarray | None = None) -> CostArrays:
+    prec = precision_of(op)
+    vkey = _vector_key(p, prec)
+    mm, vector, special = flop_classes(op)
+    vector_all = vector + mm  # GEMV and depthwise MACs run as FMAs on the CUDA cores
+    in_b, out_b = io_bytes(op)
+    compulsory = float(op.min_bytes())
+    dram = np.full(p.n, compulsory) if dram_bytes is None else np.maximum(dram_bytes, compulsory)
+    k = kn.gpu_stream(p, vector_all, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey])
+    times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
+             "memory:dram": k.dram_s}
+    overhead = p.launch_overhead_s + k.fill_s
+    level_bytes = {"register": 1.5 * elem_bytes(op) * vector_all + dram, "l1": dram, "l2": dram, "dram": dram}
+    wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
+    flop_units = {f"vector:{vkey}": np.full(p.n, vector_all), "special": np.full(p.n, special)}
+    extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy}
+    return _finish(op, p, times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
+                   {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
+
+
+def _gemv(op: Any, p: GPUParams) -> CostArrays:
+    e = elem_bytes(op)
+    m, batch = op.m, op.batch
+    if getattr(op, "weight", False) and batch > 1:
+        # A shared weight matrix times `batch` vectors is a skinny GEMM: the matrix is read once.
+        shape = tr.GemmShape(m, batch, op.k, 1, e, e, e)
+    else:
+        shape = tr.GemmShape(m, 1, op.k, batch, e, e, e)
+    return _stream(op, p, tr.gemm_bytes(shape, p.l2_size_bytes))
+
+
+def _attention(op: Any, p: GPUParams) -> CostArrays:
+    if not op.fused:
+        parts = [cost(sub, p) for sub in op.decompose()]
+        return sum_costs(parts, op.kind, float(op.flop()))
+    e = elem_bytes(op)
+    bh = op.batch * op.heads
+    l2_bytes = tr.flash_attention_bytes(bh, op.seq_q, op.seq_kv, op.head_dim, e, p.max_shared_memory_per_block_bytes)
+    dram = np.minimum(tr.flash_attention_bytes(bh, op.seq_q, op.seq_kv, op.head_dim, e, p.l2_size_bytes), l2_bytes)
+    dram = np.maximum(dram, float(op.min_bytes()))
+    l2_bytes = np.maximum(l2_bytes, dram)
+    prec = precision_of(op)
+    mm, vector, special = flop_classes(op)
+    tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
+    vkey = _vector_key(p, prec)
+    use_tc = tensor_rate > 0
+    peak_v = p.vector_flop_per_cycle_per_sm[vkey] * p.clock_hz * p.sm_count * p.vector_efficiency
+    peak_t = tensor_rate * p.clock_hz * p.sm_count * p.tensor_efficiency
+    mm_t = np.divide(mm, peak_t, out=np.zeros(p.n), where=use_tc)
+    vec_t = (vector + np.where(use_tc, 0.0, mm)) / peak_v
+    sfu_t = special / (p.sfu_per_sm * p.clock_hz * p.sm_count * p.vector_efficiency)
+    l2_t = l2_bytes / (p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency)
+    dram_t = dram / (p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency)
+    times = {"compute:tensor": mm_t, "compute:vector": vec_t, "compute:special": sfu_t,
+             "memory:l2": l2_t, "memory:dram": dram_t}
+    kernel_s = np.max(np.stack(list(times.values())), axis=0)
+    overhead = p.launch_overhead_s + p.l2_latency_s + p.dram_latency_s
+    in_b, out_b = io_bytes(op)
+    wf = out_b / (in_b + out_b)
+    level_bytes = {"register": 2.0 * l2_bytes + 1.5 * e * vector, "l1": l2_bytes, "l2": l2_bytes, "dram": dram}
+    flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0),
+                  f"vector:{vkey}": vector + np.where(use_tc, 0.0, mm), "special": np.full(p.n, special)}
+    return _finish(op, p, times, kernel_s, overhead, np.ones(p.n), level_bytes,
+                   {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, {})
+
+
+def _kernel(op: Any, p: GPUParams) -> CostArrays:
+    """A user-described kernel (validation kernels): explicit FLOP, bytes, launch shape, dependences."""
+    prec = precision_of(op)
+    vkey = _vector_key(p, prec)
+    dram = float(op.dram_read_bytes + op.dram_write_bytes)
+    threads = float(np.prod(op.grid) * np.prod(op.block))
+    k = kn.gpu_stream(p, float(op.flop_vector), float(op.flop_special), np.full(p.n, dram), np.full(p.n, dram),
+                      p.vector_flop_per_cycle_per_sm[vkey], threads_total=threads,
+                      threads_per_block=float(np.prod(op.block)), registers_per_thread=float(op.registers_per_thread),
+                      shared_per_block=float(op.shared_mem_per_block_bytes))
+    tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
+    use_tc = tensor_rate > 0
+    mm = float(op.flop_matmul)
+    peak_t = np.where(use_tc, tensor_rate * p.tensor_efficiency, p.vector_flop_per_cycle_per_sm[vkey]
+                      * p.vector_efficiency) * p.clock_hz * p.sm_count
+    ws = float(op.working_set_bytes)
+    chain_latency = np.where(ws <= p.l1_size_bytes, p.l1_latency_s,
+                             np.where(ws <= p.l2_size_bytes, p.l2_latency_s, p.l2_latency_s + p.dram_latency_s))
+    times = {"compute:tensor": np.where(use_tc, mm / peak_t, 0.0),
+             "compute:vector": k.compute_s + np.where(use_tc, 0.0, mm / peak_t),
+             "compute:special": k.special_s, "memory:l2": k.l2_s, "memory:dram": k.dram_s,
+             "latency": float(op.dependent_accesses) * chain_latency}
+    kernel_s = np.max(np.stack(list(times.values())), axis=0)
+    overhead = p.launch_overhead_s + k.fill_s
+    wf = float(op.dram_write_bytes) / dram if dram > 0 else 0.0
+    level_bytes = {"register": 1.5 * elem_bytes(op) * float(op.flop_vector) + np.full(p.n, dram),
+                   "l1": np.full(p.n, dram), "l2": np.full(p.n, dram), "dram": np.full(p.n, dram)}
+    flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0),
+                  f"vector:{vkey}": float(op.flop_vector) + np.where(use_tc, 0.0, mm),
+                  "special": np.full(p.n, float(op.flop_special))}
+    return _finish(op, p, times, kernel_s, overhead, np.ones(p.n), level_bytes,
+                   {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units,
+                   {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy})
+
+
+_DISPATCH = {"gemm": _gemm, "conv2d": _conv, "gemv": _gemv, "attention": _attention, "kernel": _kernel}
+
+
+def cost(op: Any, p: GPUParams) -> CostArrays:
+    """The cost of ``op`` at every GPU of ``p``."""
+    if op.kind in ("h2d", "d2h"):
+        raise EngineError(f"{op.label}: a {op.kind} transfer runs on a link, not on the GPU")
+    return _DISPATCH.get(op.kind, _stream)(op, p)

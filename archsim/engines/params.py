@@ -1,0 +1,280 @@
+"""Parameter packs: the numbers of N hardware points as numpy arrays, one entry per point.
+
+The cost functions read devices only through these packs, so one code path serves a single
+estimate (N = 1) and a sweep (N points): the results of :func:`archsim.estimate_many` are the same
+floats as N calls of :func:`archsim.estimate`. Every value is an SI float taken from a named field
+of the hardware model (on-chip energies already scaled to the device's node); a precision a device
+lacks has rate 0 and energy NaN, so using it is detected, never silently free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice
+
+__all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
+
+
+def _arr(values: Sequence[float]) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)
+
+
+def _energy(table: dict, precision: str, scale: float) -> float:
+    value = table.get(precision)
+    return float(value) * scale if value is not None else float("nan")
+
+
+@dataclass(frozen=True)
+class GPUParams:
+    """Arrays over hardware points of every GPU field the cost functions use."""
+
+    n: int
+    sm_count: np.ndarray
+    clock_hz: np.ndarray
+    warp_size: np.ndarray
+    registers_per_sm: np.ndarray
+    max_registers_per_thread: np.ndarray
+    shared_memory_bytes: np.ndarray
+    max_shared_memory_per_block_bytes: np.ndarray
+    max_warps: np.ndarray
+    max_blocks: np.ndarray
+    max_threads_per_block: np.ndarray
+    sfu_per_sm: np.ndarray
+    l1_size_bytes: np.ndarray
+    l1_bandwidth_per_sm_bytes_per_s: np.ndarray
+    l1_latency_s: np.ndarray
+    l2_size_bytes: np.ndarray
+    l2_bandwidth_bytes_per_s: np.ndarray
+    l2_latency_s: np.ndarray
+    dram_bandwidth_bytes_per_s: np.ndarray
+    dram_latency_s: np.ndarray
+    dram_row_buffer_bytes: np.ndarray
+    dram_bandwidth_efficiency: np.ndarray
+    l2_bandwidth_efficiency: np.ndarray
+    vector_efficiency: np.ndarray
+    tensor_efficiency: np.ndarray
+    launch_overhead_s: np.ndarray
+    gemm_pipeline_stages: np.ndarray
+    vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
+    tensor_flop_per_cycle_per_sm: dict[str, np.ndarray]
+    vector_flop_j: dict[str, np.ndarray]
+    tensor_flop_j: dict[str, np.ndarray]
+    special_flop_j: np.ndarray
+    register_j_per_byte: np.ndarray
+    l1_read_j_per_byte: np.ndarray
+    l1_write_j_per_byte: np.ndarray
+    l2_read_j_per_byte: np.ndarray
+    l2_write_j_per_byte: np.ndarray
+    dram_read_j_per_byte: np.ndarray
+    dram_write_j_per_byte: np.ndarray
+    dram_activation_j: np.ndarray
+    static_power_w: np.ndarray
+
+    @classmethod
+    def from_devices(cls, devices: Sequence[GPUDevice]) -> GPUParams:
+        """Pack ``devices`` (all GPUs) into arrays."""
+        d = devices
+        sc = [g.energy.scale for g in d]
+        tc = [g.tensor_core.flop_per_cycle_per_sm if g.tensor_core else {} for g in d]
+        return cls(
+            n=len(d),
+            sm_count=_arr([g.sm_count for g in d]),
+            clock_hz=_arr([g.clock_hz for g in d]),
+            warp_size=_arr([g.sm.warp_size for g in d]),
+            registers_per_sm=_arr([g.sm.registers for g in d]),
+            max_registers_per_thread=_arr([g.sm.max_registers_per_thread for g in d]),
+            shared_memory_bytes=_arr([g.sm.shared_memory_bytes for g in d]),
+            max_shared_memory_per_block_bytes=_arr([g.sm.max_shared_memory_per_block_bytes for g in d]),
+            max_warps=_arr([g.sm.max_warps for g in d]),
+            max_blocks=_arr([g.sm.max_blocks for g in d]),
+            max_threads_per_block=_arr([g.sm.max_threads_per_block for g in d]),
+            sfu_per_sm=_arr([g.sm.special_function_units for g in d]),
+            l1_size_bytes=_arr([g.sm.l1.size_bytes for g in d]),
+            l1_bandwidth_per_sm_bytes_per_s=_arr([g.sm.l1.bandwidth_bytes_per_s for g in d]),
+            l1_latency_s=_arr([g.sm.l1.latency_cycles / g.clock_hz for g in d]),
+            l2_size_bytes=_arr([g.l2.size_bytes for g in d]),
+            l2_bandwidth_bytes_per_s=_arr([g.l2.bandwidth_bytes_per_s for g in d]),
+            l2_latency_s=_arr([g.l2.latency_cycles / g.clock_hz for g in d]),
+            dram_bandwidth_bytes_per_s=_arr([g.dram.bandwidth_bytes_per_s for g in d]),
+            dram_latency_s=_arr([g.dram.latency_s for g in d]),
+            dram_row_buffer_bytes=_arr([g.dram.row_buffer_bytes for g in d]),
+            dram_bandwidth_efficiency=_arr([g.efficiency.dram_bandwidth_efficiency for g in d]),
+            l2_bandwidth_efficiency=_arr([g.efficiency.l2_bandwidth_efficiency for g in d]),
+            vector_efficiency=_arr([g.efficiency.vector_efficiency for g in d]),
+            tensor_efficiency=_arr([g.efficiency.tensor_efficiency for g in d]),
+            launch_overhead_s=_arr([g.efficiency.launch_overhead_s for g in d]),
+            gemm_pipeline_stages=_arr([g.efficiency.gemm_pipeline_stages for g in d]),
+            vector_flop_per_cycle_per_sm={p: _arr([2.0 * g.sm.fma_lanes.get(p, 0) for g in d]) for p in PRECISIONS},
+            tensor_flop_per_cycle_per_sm={p: _arr([t.get(p, 0) for t in tc]) for p in PRECISIONS},
+            vector_flop_j={p: _arr([_energy(g.energy.vector_flop_j, p, s) for g, s in zip(d, sc, strict=True)])
+                           for p in PRECISIONS},
+            tensor_flop_j={p: _arr([_energy(g.energy.tensor_flop_j, p, s) for g, s in zip(d, sc, strict=True)])
+                           for p in PRECISIONS},
+            special_flop_j=_arr([g.energy.special_flop_j * s for g, s in zip(d, sc, strict=True)]),
+            register_j_per_byte=_arr([g.energy.register_access_j_per_byte for g in d]),
+            l1_read_j_per_byte=_arr([g.sm.l1.read_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
+            l1_write_j_per_byte=_arr([g.sm.l1.write_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
+            l2_read_j_per_byte=_arr([g.l2.read_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
+            l2_write_j_per_byte=_arr([g.l2.write_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
+            dram_read_j_per_byte=_arr([g.dram.read_energy_j_per_byte for g in d]),
+            dram_write_j_per_byte=_arr([g.dram.write_energy_j_per_byte for g in d]),
+            dram_activation_j=_arr([g.dram.activation_energy_j for g in d]),
+            static_power_w=_arr([g.static_power_w + g.dram.background_power_w for g in d]),
+        )
+
+
+@dataclass(frozen=True)
+class CacheParams:
+    """One CPU cache level over hardware points; bandwidth is the whole chip's (per core x cores if private)."""
+
+    name: str
+    capacity_bytes: np.ndarray
+    bandwidth_bytes_per_s: np.ndarray
+    read_j_per_byte: np.ndarray
+    write_j_per_byte: np.ndarray
+
+
+@dataclass(frozen=True)
+class CPUParams:
+    """Arrays over hardware points of every CPU field the cost functions use."""
+
+    n: int
+    cores: np.ndarray
+    clock_hz: np.ndarray
+    simd_bytes: np.ndarray
+    vector_flop_per_cycle: dict[str, np.ndarray]
+    matrix_flop_per_cycle: dict[str, np.ndarray]
+    caches: tuple[CacheParams, ...]
+    dram_bandwidth_bytes_per_s: np.ndarray
+    dram_latency_s: np.ndarray
+    dram_row_buffer_bytes: np.ndarray
+    max_outstanding_misses: np.ndarray
+    line_bytes: np.ndarray
+    dram_bandwidth_efficiency: np.ndarray
+    compute_efficiency: np.ndarray
+    parallel_overhead_s: np.ndarray
+    op_overhead_s: np.ndarray
+    vector_flop_j: dict[str, np.ndarray]
+    matrix_flop_j: dict[str, np.ndarray]
+    special_flop_j: np.ndarray
+    register_j_per_byte: np.ndarray
+    dram_read_j_per_byte: np.ndarray
+    dram_write_j_per_byte: np.ndarray
+    dram_activation_j: np.ndarray
+    static_power_w: np.ndarray
+
+    @classmethod
+    def from_devices(cls, devices: Sequence[CPUDevice]) -> CPUParams:
+        """Pack ``devices`` (all CPUs with the same cache level names) into arrays.
+
+        A private cache's tile capacity is its own size (each core tiles its share of the work);
+        its bandwidth is per core x cores. A shared cache offers its size and bandwidth to all.
+        """
+        d = devices
+        names = [c.name for c in d[0].caches]
+        sc = [c.energy.scale for c in d]
+        caches = []
+        for i, name in enumerate(names):
+            levels = [c.caches[i] for c in d]
+            caches.append(CacheParams(
+                name=name,
+                capacity_bytes=_arr([lv.size_bytes for lv in levels]),
+                bandwidth_bytes_per_s=_arr([lv.bandwidth_bytes_per_s * (1 if lv.shared else c.cores)
+                                            for lv, c in zip(levels, d, strict=True)]),
+                read_j_per_byte=_arr([lv.read_energy_j_per_byte * s for lv, s in zip(levels, sc, strict=True)]),
+                write_j_per_byte=_arr([lv.write_energy_j_per_byte * s for lv, s in zip(levels, sc, strict=True)]),
+            ))
+        return cls(
+            n=len(d),
+            cores=_arr([c.cores for c in d]),
+            clock_hz=_arr([c.core.clock_hz for c in d]),
+            simd_bytes=_arr([c.core.simd_width_bits / 8 for c in d]),
+            vector_flop_per_cycle={p: _arr([c.core.vector_flop_per_cycle(p) for c in d]) for p in PRECISIONS},
+            matrix_flop_per_cycle={p: _arr([c.core.matrix_flop_per_cycle_for(p) for c in d]) for p in PRECISIONS},
+            caches=tuple(caches),
+            dram_bandwidth_bytes_per_s=_arr([c.dram.bandwidth_bytes_per_s for c in d]),
+            dram_latency_s=_arr([c.dram.latency_s for c in d]),
+            dram_row_buffer_bytes=_arr([c.dram.row_buffer_bytes for c in d]),
+            max_outstanding_misses=_arr([c.core.max_outstanding_misses for c in d]),
+            line_bytes=_arr([c.caches[0].line_bytes for c in d]),
+            dram_bandwidth_efficiency=_arr([c.efficiency.dram_bandwidth_efficiency for c in d]),
+            compute_efficiency=_arr([c.efficiency.compute_efficiency for c in d]),
+            parallel_overhead_s=_arr([c.efficiency.parallel_overhead_s for c in d]),
+            op_overhead_s=_arr([c.efficiency.op_overhead_s for c in d]),
+            vector_flop_j={p: _arr([_energy(c.energy.vector_flop_j, p, s) for c, s in zip(d, sc, strict=True)])
+                           for p in PRECISIONS},
+            matrix_flop_j={p: _arr([_energy(c.energy.tensor_flop_j, p, s) for c, s in zip(d, sc, strict=True)])
+                           for p in PRECISIONS},
+            special_flop_j=_arr([c.energy.special_flop_j * s for c, s in zip(d, sc, strict=True)]),
+            register_j_per_byte=_arr([c.energy.register_access_j_per_byte for c in d]),
+            dram_read_j_per_byte=_arr([c.dram.read_energy_j_per_byte for c in d]),
+            dram_write_j_per_byte=_arr([c.dram.write_energy_j_per_byte for c in d]),
+            dram_activation_j=_arr([c.dram.activation_energy_j for c in d]),
+            static_power_w=_arr([c.static_power_w + c.dram.background_power_w for c in d]),
+        )
+
+
+@dataclass(frozen=True)
+class PIMParams:
+    """Arrays over hardware points of a PIM device's units, banks, host link and energy."""
+
+    n: int
+    units: np.ndarray
+    clock_hz: np.ndarray
+    ops_per_cycle: dict[str, np.ndarray]
+    bank_bandwidth_bytes_per_s: np.ndarray
+    internal_read_j_per_byte: np.ndarray
+    compute_efficiency: np.ndarray
+    bank_bandwidth_efficiency: np.ndarray
+    launch_overhead_s: np.ndarray
+    vector_flop_j: dict[str, np.ndarray]
+    dram_row_buffer_bytes: np.ndarray
+    dram_activation_j: np.ndarray
+    static_power_w: np.ndarray
+
+    @classmethod
+    def from_devices(cls, devices: Sequence[PIMDevice]) -> PIMParams:
+        """Pack PIM ``devices`` into arrays."""
+        d = devices
+        return cls(
+            n=len(d),
+            units=_arr([p.units.count for p in d]),
+            clock_hz=_arr([p.units.clock_hz for p in d]),
+            ops_per_cycle={q: _arr([p.units.ops_per_cycle.get(q, 0.0) for p in d]) for q in PRECISIONS},
+            bank_bandwidth_bytes_per_s=_arr([p.units.bank_bandwidth_bytes_per_s for p in d]),
+            internal_read_j_per_byte=_arr([p.units.internal_read_energy_j_per_byte for p in d]),
+            compute_efficiency=_arr([p.efficiency.compute_efficiency for p in d]),
+            bank_bandwidth_efficiency=_arr([p.efficiency.bank_bandwidth_efficiency for p in d]),
+            launch_overhead_s=_arr([p.efficiency.launch_overhead_s for p in d]),
+            vector_flop_j={q: _arr([_energy(p.energy.vector_flop_j, q, p.energy.scale) for p in d])
+                           for q in PRECISIONS},
+            dram_row_buffer_bytes=_arr([p.dram.row_buffer_bytes for p in d]),
+            dram_activation_j=_arr([p.dram.activation_energy_j for p in d]),
+            static_power_w=_arr([p.static_power_w + p.dram.background_power_w for p in d]),
+        )
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    """Arrays over hardware points of a link (PCIe, NVLink, the host-PIM channel)."""
+
+    n: int
+    bandwidth_bytes_per_s: np.ndarray
+    latency_s: np.ndarray
+    efficiency: np.ndarray
+    energy_j_per_byte: np.ndarray
+
+    @classmethod
+    def from_links(cls, links: Sequence[Link]) -> LinkParams:
+        """Pack ``links`` into arrays."""
+        return cls(
+            n=len(links),
+            bandwidth_bytes_per_s=_arr([lk.bandwidth_bytes_per_s for lk in links]),
+            latency_s=_arr([lk.latency_s for lk in links]),
+            efficiency=_arr([lk.efficiency for lk in links]),
+            energy_j_per_byte=_arr([lk.energy_j_per_byte for lk in links]),
+        )
