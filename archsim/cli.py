@@ -243,14 +243,86 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_schema)
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from archsim.sweep_spec import load_spec, run_spec
+
+    spec = load_spec(args.spec)
+    out = Path(args.out) if args.out else Path("results") / Path(args.spec).stem
+    if args.address and args.executor not in (None, "dask"):
+        raise ArchsimError("--address is for --executor dask")
+    executor = "dask" if args.address and args.executor is None else args.executor
+    table = run_spec(spec, out, executor=executor, address=args.address, resume=args.resume,
+                     progress=False if args.no_progress else None)
+    points = table.drop_duplicates("point")
+    counts = points["status"].value_counts()
+    print(f"{len(points)} points: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("ok", "invalid", "failed")))
+    if "latency_s" in set(table["metric"]) and counts.get("ok", 0):
+        from archsim.sweep_analysis import best
+
+        row = best(table, "latency_s")
+        params = ", ".join(f"{c}={row[c]:g}" if isinstance(row[c], int | float) else f"{c}={row[c]}"
+                           for c in table.columns[1:table.columns.get_loc("status")])
+        print(f"fastest: point {row['point']} ({params}): {format_si(row['latency_s'], 'time')}")
+    print(f"table: {out / 'results.parquet'} (and .csv); store: {out / 'store'}")
+    return 0
+
+
+def _add_sweep(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sweep", help="run a parameter sweep from a TOML spec (see docs/sweeps.md)")
+    p.add_argument("spec", help="the sweep specification, SPEC.toml")
+    p.add_argument("--executor", choices=["serial", "processes", "dask"], help="override the spec's executor")
+    p.add_argument("--address", metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786 (implies --executor dask)")
+    p.add_argument("--resume", action="store_true", help="reuse the finished points already in --out")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: results/<spec name>)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.set_defaults(func=_sweep)
+
+
+def _roofline(args: argparse.Namespace) -> int:
+    import archsim
+    from archsim import plot
+
+    hw = load_preset(args.hw)
+    kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
+    if args.dtype:
+        kwargs["dtype"] = args.dtype
+    factory = getattr(archsim.zoo, args.model, None)
+    if factory is None or not callable(factory):
+        raise ArchsimError(f"model {args.model!r} is not in archsim.zoo")
+    result = archsim.estimate(factory(**kwargs), hw, engine=args.engine)
+    out = Path(args.output)
+    if out.suffix.lower() not in (".pdf", ".png", ".svg"):
+        raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")
+    fig = plot.roofline(result, hw, device=args.device, title=f"{args.model} on {hw.name}")
+    plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
+    print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
+          f"{format_si(result.energy_j, 'energy')}")
+    return 0
+
+
+def _add_roofline(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("roofline", help="plot a zoo model on the hierarchical roofline of a preset")
+    p.add_argument("--hw", required=True, metavar="ID", help="hardware preset id, e.g. gpu/h100-sxm5-80gb")
+    p.add_argument("--model", required=True, metavar="NAME", help="zoo model, e.g. resnet50")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--dtype", help="e.g. fp16 (default: the model's)")
+    p.add_argument("--training", action="store_true", help="a training step instead of inference")
+    p.add_argument("--engine", choices=["roofline", "des"], default="roofline")
+    p.add_argument("--device", choices=["gpu", "host", "pim"], help="the device of a system to draw")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .pdf, .png or .svg")
+    p.set_defaults(func=_roofline)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="archsim", description="Time and energy of neural-network workloads on CPUs, GPUs and PIM."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{presets,schema}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{presets,schema,sweep,roofline}")
     _add_presets(sub)
     _add_schema(sub)
+    _add_sweep(sub)
+    _add_roofline(sub)
     return parser
 
 

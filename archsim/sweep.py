@@ -1,0 +1,284 @@
+"""Parameter sweeps over hardware and workload: ``archsim.Sweep(base, axes).run(work)``.
+
+Example::
+
+    hw = archsim.load_preset("gpu/h100-sxm5-80gb")
+    sweep = archsim.Sweep(hw, axes={
+        "gpu.dram.bandwidth": {"from": "1 TB/s", "to": "8 TB/s", "num": 16, "scale": "log"},
+        "gpu.sm_count": [66, 132],
+        "workload.batch": [1, 64],
+    })
+    table = sweep.run("resnet50", engine="roofline", store="results/bw-sweep")
+
+Axes (see :mod:`archsim.sweep_axes`): dotted TOML paths into the base hardware (``gpu.dram.bandwidth``,
+``gpu.l2.size``, ``host.cores``; on a bare device the kind is an optional first segment) or
+``workload.<parameter>``; values are lists with units or range tables
+``{from, to, num, scale}``. Samplers (:mod:`archsim.sweep_samplers`): ``grid``, ``random``, ``lhs``,
+``sobol`` (with ``n`` and ``seed``).
+
+Every point is built from the base's ``model_dump()`` with its overrides applied (the base is never
+modified) and validated again as a whole: a point that does not validate (say a DRAM bandwidth above
+its pins' wire rate) is reported with status ``invalid`` and the reason, and the sweep goes on.
+
+The result is a tidy frame: one row per point and metric, with columns ``point`` (index), one column
+per axis in SI units (``gpu.dram.bandwidth_bytes_per_s``, ``gpu.sm_count``), ``status`` (``ok``,
+``invalid``, ``failed``), ``error``, ``metric`` (``latency_s``, ``energy_j``, ``energy_dram_j``,
+``data_movement_fraction``, ``flop``...) and ``value``. :func:`archsim.sweep_analysis.to_wide` pivots
+it to one row per point.
+
+``store=DIR`` makes the sweep resumable: each finished chunk is written atomically as a Parquet file,
+keyed per point by a content hash of (base hardware, overrides, workload, engine and options, archsim
+version); a re-run (even after the first was killed) skips every stored point.
+
+The ``archsim sweep SPEC.toml`` file (:func:`archsim.sweep_spec.load_spec`, ``docs/sweeps.md``)::
+
+    [base]
+    preset = "gpu/v100-sxm2-16gb"        # or: path = "my-gpu.toml"
+
+    [work]                               # a zoo model and its arguments
+    model = "resnet50"
+    batch = 64
+    dtype = "fp16"
+
+    [engine]
+    name = "roofline"                    # or "des"
+    options = {}                         # the engine's explicit options
+
+    [sweep]
+    sampler = "grid"                     # grid | random | lhs | sobol
+    # n = 256                            # points, for random samplers
+    seed = 0
+    metrics = ["latency_s", "energy_j"]  # default: every metric the engine reports
+    executor = "processes"               # serial | processes | dask
+    # workers = 2
+    # address = "tcp://scheduler:8786"   # for dask
+    # chunk_size = 512
+
+    [axes]
+    "gpu.dram.bandwidth" = { from = "300 GB/s", to = "900 GB/s", num = 7 }
+    "gpu.sm_count" = [40, 60, 80]
+
+    [[plots]]                            # optional; written as PDF and PNG into --out
+    kind = "sweep_lines"                 # sweep_lines | heatmap | pareto
+    x = "gpu.dram.bandwidth_bytes_per_s"
+    y = "latency_s"
+    hue = "gpu.sm_count"
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from archsim.errors import SweepError
+from archsim.sweep_axes import Axis, parse_axes
+from archsim.sweep_eval import ChunkPayload, EngineEvaluator, Evaluator, PointTask, ZooWorkload, work_key
+from archsim.sweep_exec import default_workers, execute
+from archsim.sweep_samplers import sample
+from archsim.sweep_store import MemoryStore, ParquetStore, Store, point_key
+
+__all__ = ["Sweep", "FIRST_METRICS"]
+
+FIRST_METRICS = ("latency_s", "energy_j")
+"""Metrics listed first in a sweep table; the others follow in name order."""
+
+_MAX_CHUNK = {"roofline": 1024}  # the vectorised roofline wants big chunks; per-point engines small ones
+_MAX_CHUNK_OTHER = 16
+
+
+def _load_base(base: Any) -> Any:
+    from archsim.hardware.base import HardwareModel
+
+    if isinstance(base, str):
+        from archsim.presets import load_preset
+
+        return load_preset(base)
+    if isinstance(base, os.PathLike):
+        from archsim.presets import load_hardware
+
+        return load_hardware(base)
+    if not isinstance(base, HardwareModel):
+        raise SweepError(f"base must be a hardware model or a preset id, got {type(base).__name__}")
+    return base
+
+
+class Sweep:
+    """A set of points around a base hardware model (see the module documentation).
+
+    Args:
+        base: a hardware model (device or system), a preset id (``"gpu/v100-sxm2-16gb"``) or a path.
+        axes: ``{path: values}``; values are a list or ``{"from", "to", "num", "scale"}``.
+        sampler: ``"grid"`` (every combination), ``"random"``, ``"lhs"`` or ``"sobol"``.
+        n: number of points for the random samplers (a power of two for ``sobol``).
+        seed: seed of the random samplers; the same seed gives the same points.
+    """
+
+    def __init__(self, base: Any, axes: Mapping[str, Any], sampler: str = "grid", n: int | None = None,
+                 seed: int = 0) -> None:
+        self.base = _load_base(base)
+        self.axes: tuple[Axis, ...] = parse_axes(self.base, axes)
+        self.sampler = sampler
+        self.n = n
+        self.seed = seed
+        self._values: list[tuple[Any, ...]] = sample(self.axes, sampler, n, seed)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @property
+    def columns(self) -> list[str]:
+        """The output column of each axis, in axis order."""
+        return [a.column for a in self.axes]
+
+    def points(self) -> pd.DataFrame:
+        """The points of the sweep: ``point`` and one column per axis (SI units), without running anything."""
+        frame = pd.DataFrame(self._values, columns=self.columns)
+        frame.insert(0, "point", range(len(frame)))
+        return frame
+
+    def _tasks(self, work: Any, evaluator_key: str) -> list[PointTask]:
+        import archsim
+
+        base_hash = self.base.content_hash()
+        hw_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "hardware"]
+        wl_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "workload"]
+        work_keys: dict[tuple[tuple[str, Any], ...], str] = {}
+        tasks = []
+        for values in self._values:
+            overrides = tuple((a.path, a.encode(values[j])) for j, a in hw_axes)
+            params = tuple(sorted((str(a.path[0]), values[j]) for j, a in wl_axes))
+            if params not in work_keys:
+                work_keys[params] = work_key(work, dict(params))
+            key = point_key(base_hash, overrides, work_keys[params], evaluator_key, archsim.__version__)
+            tasks.append(PointTask(key, overrides, params))
+        return tasks
+
+    def _work(self, work: Any) -> Any:
+        has_workload_axes = any(a.target == "workload" for a in self.axes)
+        if isinstance(work, str) or (work is None and has_workload_axes):
+            return ZooWorkload(work, {})
+        if isinstance(work, Mapping):
+            kwargs = dict(work)
+            return ZooWorkload(kwargs.pop("model", None), kwargs)
+        if work is None:
+            raise SweepError("run() needs a workload: an op, an OpGraph, a zoo model name or a factory")
+        if has_workload_axes and not callable(work):
+            axes = [a.name for a in self.axes if a.target == "workload"]
+            raise SweepError(f"workload axes {axes} need a workload that takes parameters: a zoo model name, "
+                             "a {model=..., ...} table or a factory callable, not a fixed op or graph")
+        return work
+
+    def run(self, work: Any = None, engine: str = "roofline", *, options: Mapping[str, Any] | None = None,
+            metrics: Sequence[str] | None = None, executor: str = "processes", workers: int | None = None,
+            address: str | None = None, client: Any = None, chunk_size: int | None = None,
+            store: str | os.PathLike[str] | Store | None = None, resume: bool = True,
+            progress: bool | None = None, evaluator: Evaluator | None = None) -> pd.DataFrame:
+        """Evaluate every point and return the tidy table (see the module documentation).
+
+        Args:
+            work: an op or ``OpGraph``; a zoo model name (``"resnet50"``) or ``{"model": ..., **kwargs}``
+                (needed with ``workload.*`` axes); or a picklable factory ``f(**params) -> work``.
+            engine: ``"roofline"`` (vectorised ``estimate_many`` per chunk) or ``"des"``.
+            options: the engine's explicit options.
+            metrics: metrics to keep (default: all the engine reports).
+            executor: ``"serial"``, ``"processes"`` (default: one worker per core) or ``"dask"``.
+            workers: local processes to use.
+            address, client: the Dask scheduler address or a ``dask.distributed.Client``.
+            chunk_size: points per task (default: enough for four tasks per worker, at most 1024 for
+                the roofline and 16 for the discrete-event engine).
+            store: a directory (or a :class:`~archsim.sweep_store.Store`) that keeps finished points.
+            resume: skip points already in ``store``; with ``False`` a non-empty store is an error.
+            progress: show a progress bar (default: only when stderr is a terminal).
+            evaluator: replaces the engine (any picklable :class:`~archsim.sweep_eval.Evaluator`).
+        """
+        ev: Evaluator = evaluator if evaluator is not None else EngineEvaluator(engine, dict(options or {}))
+        work = self._work(work)
+        tasks = self._tasks(work, ev.key)
+        keys = [t.key for t in tasks]
+        the_store = self._open_store(store)
+        done = the_store.finished(keys)
+        if not resume and not the_store.finished().empty:
+            raise SweepError(f"the store {store} already holds results: pass resume=True to reuse them, "
+                             "or choose another directory")
+        finished = set(done["key"])
+        todo: dict[str, PointTask] = {}
+        for t in tasks:
+            if t.key not in finished and t.key not in todo:
+                todo[t.key] = t
+        pending = list(todo.values())
+        n_workers = 1 if executor == "serial" else (workers or default_workers())
+        size = chunk_size or self._chunk_size(len(pending), n_workers, engine if evaluator is None else "roofline")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise SweepError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+        chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+        payload = ChunkPayload(self.base.model_dump(), work, ev)
+        self._execute(payload, chunks, the_store, progress, executor=executor, workers=workers,
+                      address=address, client=client)
+        return self._table(the_store.finished(keys), keys, metrics)
+
+    @staticmethod
+    def _chunk_size(n_points: int, n_workers: int, engine: str) -> int:
+        cap = _MAX_CHUNK.get(engine, _MAX_CHUNK_OTHER)
+        return max(1, min(cap, math.ceil(n_points / (4 * n_workers)) if n_points else 1))
+
+    @staticmethod
+    def _open_store(store: Any) -> Store:
+        if store is None:
+            return MemoryStore()
+        if isinstance(store, str | os.PathLike):
+            return ParquetStore(Path(store))
+        if hasattr(store, "finished") and hasattr(store, "write"):
+            return store  # type: ignore[no-any-return]
+        raise SweepError(f"store must be a directory or a Store, got {type(store).__name__}")
+
+    @staticmethod
+    def _execute(payload: ChunkPayload, chunks: list[list[PointTask]], store: Store, progress: bool | None,
+                 **how: Any) -> None:
+        from tqdm.auto import tqdm
+
+        total = sum(len(c) for c in chunks)
+        # disable=None is tqdm's "only on a terminal"; sweeps of one chunk finish before a bar helps.
+        disable = (None if len(chunks) > 1 else True) if progress is None else not progress
+        with tqdm(total=total, unit="pt", desc="sweep", disable=disable) as bar:
+            def on_done(rows: list[dict[str, Any]]) -> None:
+                store.write(rows)
+                bar.update(len(rows))
+
+            execute(payload, chunks, on_done, **how)
+
+    def _table(self, rows: pd.DataFrame, keys: list[str], metrics: Sequence[str] | None) -> pd.DataFrame:
+        reserved = {"key", "status", "error"}
+        available = [c for c in rows.columns if c not in reserved]
+        if metrics is None:
+            chosen = [m for m in FIRST_METRICS if m in available] + sorted(set(available) - set(FIRST_METRICS))
+        else:
+            ok = rows[rows["status"] == "ok"] if "status" in rows else rows
+            missing = [m for m in metrics if m not in available or (len(ok) and ok[m].isna().all())]
+            if missing:
+                raise SweepError(f"metrics {missing} are not reported by the engine; available: {sorted(available)}")
+            chosen = list(metrics)
+        points = self.points()
+        points["key"] = keys
+        wide = points.merge(rows, on="key", how="left", validate="many_to_one")
+        if wide["status"].isna().any():
+            raise SweepError("the store lost points of this sweep (was it modified while running?)")
+        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
+        wide["error"] = pd.Series([e if isinstance(e, str) else None for e in wide["error"]], dtype=object,
+                                  index=wide.index)
+        ids = ["point", *self.columns, "status", "error"]
+        if not chosen:
+            wide["metric"], wide["value"] = None, math.nan
+            return wide[[*ids, "metric", "value"]]
+        tidy = wide[ids + chosen].melt(id_vars=ids, value_vars=chosen, var_name="metric", value_name="value")
+        order = {m: i for i, m in enumerate(chosen)}
+        tidy["_order"] = tidy["metric"].map(order)
+        tidy = tidy.sort_values(["point", "_order"], kind="stable").drop(columns="_order")
+        tidy["value"] = tidy["value"].astype(float)
+        tidy["error"] = pd.Series([e if isinstance(e, str) else None for e in tidy["error"]], dtype=object,
+                                  index=tidy.index)
+        return tidy.reset_index(drop=True)

@@ -1,0 +1,110 @@
+"""Executors: where the chunks of a sweep run.
+
+* ``serial``: in this process, chunk after chunk.
+* ``processes`` (default): a local process pool, one worker per core unless ``workers`` says
+  otherwise (``fork`` where the platform has it: workers start in milliseconds and inherit the
+  imported modules; ``spawn`` elsewhere).
+* ``dask``: a Dask cluster the user already has: ``address="tcp://host:8786"`` or a
+  ``dask.distributed.Client`` (a SLURM cluster from dask-jobqueue, a ``LocalCluster``, ...). Needs the
+  ``dask`` extra (``pip install archsim[dask]``). The shared payload is scattered to the workers once.
+
+Every executor calls :func:`archsim.sweep_eval.evaluate_chunk` on the same chunks, and the sweep
+orders the rows by point, so the executor never changes the result. ``on_done`` receives each finished
+chunk's rows as soon as it completes (that is what makes the store incremental).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from archsim.errors import SweepError
+from archsim.sweep_eval import ChunkPayload, PointTask, evaluate_chunk
+
+__all__ = ["EXECUTORS", "execute", "default_workers"]
+
+EXECUTORS: tuple[str, ...] = ("serial", "processes", "dask")
+
+OnDone = Callable[[list[dict[str, Any]]], None]
+
+
+def default_workers() -> int:
+    """The cores this process may use (the scheduler affinity where the OS reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def _serial(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone) -> None:
+    for chunk in chunks:
+        on_done(evaluate_chunk(payload, chunk))
+
+
+def _processes(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone,
+               workers: int) -> None:
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context) as pool:
+        pending = {pool.submit(evaluate_chunk, payload, chunk) for chunk in chunks}
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    on_done(fut.result())
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            raise
+
+
+def _dask(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone,
+          address: str | None, client: Any) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise SweepError("executor 'dask' needs dask.distributed: pip install 'archsim[dask]'") from None
+    own = client is None
+    if own:
+        if not address:
+            raise SweepError("executor 'dask' needs address='tcp://host:port' or client=<dask.distributed.Client>")
+        try:
+            client = Client(address)
+        except OSError as exc:
+            raise SweepError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+    try:
+        shared = client.scatter(payload, broadcast=True)
+        futures = [client.submit(evaluate_chunk, shared, list(chunk), pure=False) for chunk in chunks]
+        try:
+            for fut in as_completed(futures):
+                on_done(fut.result())
+        except BaseException:
+            client.cancel(futures)
+            raise
+    finally:
+        if own:
+            client.close()
+
+
+def execute(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone, *,
+            executor: str = "processes", workers: int | None = None, address: str | None = None,
+            client: Any = None) -> None:
+    """Run every chunk on ``executor``, calling ``on_done(rows)`` as each finishes."""
+    if executor not in EXECUTORS:
+        raise SweepError(f"executor {executor!r} is not known; allowed: {', '.join(EXECUTORS)}")
+    if (address is not None or client is not None) and executor != "dask":
+        raise SweepError("address/client are for executor='dask'")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SweepError(f"workers must be a positive integer, got {workers!r}")
+    if not chunks:
+        return
+    if executor == "dask":
+        _dask(payload, chunks, on_done, address, client)
+    elif executor == "processes" and len(chunks) > 1 and (workers or default_workers()) > 1:
+        _processes(payload, chunks, on_done, workers or default_workers())
+    else:
+        # One chunk or one core: a pool would only add its start-up time.
+        _serial(payload, chunks, on_done)

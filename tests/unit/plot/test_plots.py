@@ -1,0 +1,155 @@
+"""Every plot renders and has the structure a paper figure needs: unit labels, ceilings, legends."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from archsim import plot
+from archsim.plot import PlotError
+
+
+def _render(fig):
+    fig.canvas.draw()  # raises if anything cannot be drawn
+    return fig
+
+
+def test_ceilings_of_the_v100(v100):
+    roofs = {c.name: c for c in plot.ceilings(v100)}
+    # tensor fp16: 80 SMs x 1.53 GHz x 1024 FLOP/cycle = 125.3 TFLOP/s; fp32: 80 x 1.53e9 x 128 = 15.7 TFLOP/s
+    assert roofs["tensor fp16"].rate == pytest.approx(80 * 1.53e9 * 1024)
+    assert roofs["vector fp32"].rate == pytest.approx(80 * 1.53e9 * 128)
+    # L1: 193 GB/s per SM x 80 SMs
+    assert roofs["l1"].rate == pytest.approx(193e9 * 80) and roofs["dram"].rate == pytest.approx(900e9)
+
+
+def test_roofline_structure(v100, run_result):
+    fig = _render(plot.roofline(run_result, v100))
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "arithmetic intensity (FLOP/B)" and ax.get_ylabel() == "performance (TFLOP/s)"
+    ceilings = [line for line in ax.get_lines() if (line.get_gid() or "").startswith("ceiling:")]
+    # 3 memory levels (l1, l2, dram) + 4 compute units (vector fp64/fp32/fp16, tensor fp16)
+    assert len(ceilings) == len(plot.ceilings(v100)) == 7
+    ridges = [t for t in ax.texts if (t.get_gid() or "").startswith("ridge-label:")]
+    # dram ridge of the tensor roof: 125.3e12 / 900e9 = 139 FLOP/B
+    assert {t.get_gid(): t.get_text() for t in ridges}["ridge-label:dram"] == "139"
+    groups = {c.get_gid(): c for c in ax.collections}
+    assert set(groups) == {"ops:l2", "ops:dram"}
+    sizes = groups["ops:dram"].get_sizes()
+    assert sizes[0] > sizes[2] > 0  # gemm1 (20 ms) is drawn larger than gemm2 (6 ms)
+    legend = ax.get_legend()
+    assert legend is not None and {"dram", "l2", "l1", "ops @ dram"} <= {t.get_text() for t in legend.get_texts()}
+
+
+def test_roofline_rejects_unknown_level(v100, run_result):
+    with pytest.raises(PlotError, match="have no ceiling"):
+        plot.roofline(run_result, v100, levels=["l3"])
+
+
+@pytest.mark.parametrize("by", ["op", "component"])
+def test_breakdown(run_result, by):
+    fig = _render(plot.breakdown(run_result, by=by))
+    ax_t, ax_e = fig.axes
+    assert ax_t.get_ylabel() == "latency (ms)" and ax_e.get_ylabel() == "energy (J)"
+    note = [t.get_text() for t in ax_e.texts if t.get_gid() == "data-movement"]
+    # energy: compute 1.901 + dram 0.44 + l2 0.24 + static 1.4 = 3.981 J; data movement 0.68 / 3.981 = 17.1%
+    assert note == [f"data movement: {100 * run_result.data_movement_fraction:.1f}% of energy"]
+    assert note[0] == "data movement: 17.1% of energy"
+    assert {t.get_text() for t in ax_e.get_legend().get_texts()} == {"compute", "static", "dram", "l2"}
+    ticks = [t.get_text() for t in ax_t.get_xticklabels()]
+    assert ticks == (["gemm1", "relu1", "gemm2"] if by == "op" else ["run"])
+
+
+def test_breakdown_groups_the_rest(run_result):
+    fig = plot.breakdown(run_result, top=1)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gemm1", "other"]
+
+
+def test_timeline(run_result):
+    fig = _render(plot.timeline(run_result))
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["dram", "sm"]
+    assert ax.get_xlabel() == "time (ms)"
+    assert len([c for c in ax.collections if (c.get_gid() or "").startswith("busy:")]) == 4
+    assert {t.get_text() for t in ax.get_legend().get_texts()} == {"gemm1", "relu1", "gemm2"}
+    with pytest.raises(PlotError, match="no timeline"):
+        plot.timeline(dataclasses.replace(run_result, timeline=(), engine="roofline"))
+
+
+def _table():
+    rows = []
+    for i, (bw, sm) in enumerate((bw, sm) for bw in (3e11, 6e11, 9e11) for sm in (40, 80)):
+        lat = 1.0 / sm + 1e10 / bw
+        rows += [{"point": i, "gpu.dram.bandwidth_bytes_per_s": bw, "gpu.sm_count": sm, "status": "ok",
+                  "error": None, "metric": m, "value": v} for m, v in (("latency_s", lat), ("energy_j", sm * lat))]
+    return pd.DataFrame(rows)
+
+
+def test_sweep_lines():
+    fig = _render(plot.sweep_lines(_table(), x="gpu.dram.bandwidth_bytes_per_s", y="latency_s", hue="gpu.sm_count"))
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "gpu.dram.bandwidth (GB/s)" and ax.get_ylabel() == "latency (ms)"
+    lines = [line for line in ax.get_lines() if (line.get_gid() or "").startswith("line:")]
+    assert len(lines) == 2
+    assert np.allclose(lines[0].get_xdata(), [300, 600, 900])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["gpu.sm count = 40", "gpu.sm count = 80"]
+    with pytest.raises(PlotError, match="also vary"):
+        plot.sweep_lines(_table(), x="gpu.dram.bandwidth_bytes_per_s")
+    fixed = plot.sweep_lines(_table(), x="gpu.dram.bandwidth_bytes_per_s", where={"gpu.sm_count": 40})
+    assert len(fixed.axes[0].get_lines()) == 1
+
+
+def test_heatmap():
+    fig = _render(plot.heatmap(_table(), x="gpu.dram.bandwidth_bytes_per_s", y="gpu.sm_count", value="energy_j"))
+    ax, bar = fig.axes
+    assert ax.get_xlabel() == "gpu.dram.bandwidth (GB/s)" and ax.get_ylabel() == "gpu.sm count"
+    assert bar.get_ylabel() == "energy (J)"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["300", "600", "900"]
+    (image,) = [im for im in ax.get_images() if im.get_gid() == "heatmap"]
+    assert image.get_array().shape == (2, 3)
+
+
+def test_pareto_plot():
+    table = _table()
+    fig = _render(plot.pareto(table))
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "latency (ms)" and ax.get_ylabel() == "energy (J)"
+    front = [c for c in ax.collections if c.get_gid() == "front-points"][0]
+    from archsim.sweep_analysis import pareto_front
+
+    assert len(front.get_offsets()) == len(pareto_front(table))
+    assert "Pareto front" in {t.get_text() for t in ax.get_legend().get_texts()}
+
+
+def test_validation_scatter():
+    frame = pd.DataFrame({"kernel": ["a", "b", "c", "d"], "family": ["gemm", "gemm", "stream", "stream"],
+                          "predicted_s": [1e-3, 2e-3, 1e-4, 3e-4], "measured_s": [1.1e-3, 1.6e-3, 1e-4, 2e-4]})
+    fig = _render(plot.validation_scatter(frame))
+    (ax,) = fig.axes
+    # the median value is 0.65 ms = 650 µs, so the axes are in µs
+    assert ax.get_xlabel() == "measured (µs)" and ax.get_ylabel() == "predicted (µs)"
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    # gemm: (0.1/1.1 + 0.4/1.6)/2 = 17%; stream: (0 + 0.5)/2 = 25%
+    assert texts == ["within 2x", "gemm (MAPE 17%)", "stream (MAPE 25%)"]
+
+
+def test_save_is_deterministic(tmp_path, run_result, v100):
+    paths = []
+    for name in ("a", "b"):
+        fig = plot.roofline(run_result, v100)
+        paths.append(plot.save(fig, tmp_path / name))
+    for first, second in zip(*paths, strict=True):
+        assert first.suffix in (".pdf", ".png") and first.read_bytes() == second.read_bytes()
+    pdf = paths[0][0].read_bytes()
+    assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf
+    assert b"Software" not in paths[0][1].read_bytes()
+
+
+def test_paper_style_is_applied(run_result, v100):
+    fig = plot.roofline(run_result, v100)
+    assert fig.get_figwidth() == pytest.approx(plot.COLUMN_WIDTH_IN)
+    assert "serif" in fig.axes[0].xaxis.label.get_fontfamily()
