@@ -251,6 +251,7 @@ class StreamKernel:
     fill_s: np.ndarray
     blocks_per_sm: np.ndarray
     achieved_occupancy: np.ndarray
+    blocks: np.ndarray  # thread blocks launched (for the discrete-event engine's waves)
 
 
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
@@ -286,7 +287,8 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     time = np.maximum(np.maximum(compute, special), np.maximum(l2, dram_t)) + fill
     occupancy = resident_blocks / p.sm_count * threads_per_block / (p.max_warps * p.warp_size)
     return StreamKernel(time_s=time, compute_s=compute, special_s=special, l2_s=l2, dram_s=dram_t, fill_s=fill,
-                        blocks_per_sm=bps, achieved_occupancy=np.minimum(occupancy, 1.0))
+                        blocks_per_sm=bps, achieved_occupancy=np.minimum(occupancy, 1.0),
+                        blocks=np.broadcast_to(blocks, bps.shape).astype(np.float64))
 
 
 def cpu_compute_rate(p: CPUParams, precision: str, matrix: bool, threads: np.ndarray | float) -> np.ndarray:

@@ -7,6 +7,9 @@ explicit keyword arguments, validated here:
   ``"host"``, ``"pim"``); default the GPU when present, else the host. Transfers use the host link.
 * ``overlap``: the roofline engine's graph latency is the longest dependency path instead of the sum.
 * ``threads``: CPU threads (default every core).
+* discrete-event engine only (see :func:`archsim.engines.des.estimate_des`): ``streams``,
+  ``overlap_copies``, ``loader`` (an ``InputPipeline``), ``steps``, ``data_parallel`` (a
+  ``DataParallel``), ``offload`` (a ``PIMOffload``); ``None`` leaves the engine's default.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ def _options(device: str | None, threads: int | None) -> CostOptions:
 
 
 def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
-             overlap: bool = False, threads: int | None = None) -> RunResult:
+             overlap: bool = False, threads: int | None = None, streams: int | None = None,
+             overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
+             data_parallel: Any = None, offload: Any = None) -> RunResult:
     """Estimate the time and energy of ``work`` (an op or an OpGraph) on ``hardware``.
 
     ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
@@ -44,7 +49,13 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     options = _options(device, threads)
+    des_options = {k: v for k, v in (("streams", streams), ("overlap_copies", overlap_copies), ("loader", loader),
+                                     ("steps", steps), ("data_parallel", data_parallel), ("offload", offload))
+                   if v is not None}
     if engine == "roofline":
+        if des_options:
+            raise EngineError(f"{', '.join(des_options)} appl{'ies' if len(des_options) == 1 else 'y'} to "
+                              "engine='des' only")
         from archsim.engines.roofline import estimate_roofline
         return estimate_roofline(work, hardware, options, overlap=overlap)
     if engine == "des":
@@ -53,7 +64,7 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
         from archsim.engines import des
         if overlap:
             raise EngineError("overlap applies to engine='roofline'; the discrete-event engine schedules ops itself")
-        return des.estimate_des(work, hardware, options)
+        return des.estimate_des(work, hardware, options, **des_options)
     raise EngineError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
 
 

@@ -104,7 +104,8 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
                   + extra_vector_flop + zero}
     extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
              "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
-             "flop_executed": k.flop_executed}
+             "flop_executed": k.flop_executed,
+             "blocks": np.ceil(shape.m / k.bm) * np.ceil(shape.n / k.bn) * shape.batch * k.split_k}
     return _finish(op, p, times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra)
 
 
@@ -120,9 +121,71 @@ def _gemm(op: Any, p: GPUParams) -> CostArrays:
     return _gemm_like(op, p, shape, dram, np.ones(p.n), vector, bias_bytes, 0.0)
 
 
+WINOGRAD_TILE = 4
+"""Output tile of Winograd F(4x4, 3x3): (4 + 3 - 1)^2 = 36 transformed positions per 16 outputs
+(Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016; cuDNN's
+WINOGRAD_NONFUSED)."""
+
+
+def _winograd(op: Any, p: GPUParams) -> CostArrays:
+    """Non-fused Winograd F(4x4, 3x3): input transform, filter transform, 36 batched GEMMs, output transform.
+
+    Multiplies drop from 9 per output to 36/16 = 2.25 (4x); each transform is a streaming kernel that
+    reads a tensor and writes its transformed version (36/16 = 2.25x larger for activations).
+    """
+    from archsim.workload.ops import Gemm
+
+    t = WINOGRAD_TILE + 2
+    tiles = op.batch * -(-op.out_height // WINOGRAD_TILE) * -(-op.out_width // WINOGRAD_TILE)
+    c, k = op.in_channels, op.out_channels
+    e = elem_bytes(op)
+    prec = precision_of(op)
+    x_b = op.batch * c * op.height * op.width * e
+    y_b = op.batch * k * op.out_height * op.out_width * e
+    xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
+    # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
+    # t*t vector FLOP per transformed element (the 6x6 transform's adds).
+    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm")
+    parts = [
+        _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
+        _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b, np.full(p.n, k * c * 9 * e + wt_b)),
+        _gemm(gemm, p),
+        _stream_raw(op, p, prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, np.full(p.n, yt_b + y_b)),
+    ]
+    return sum_costs(parts, op.kind, float(op.flop()))
+
+
+def _pick(a: CostArrays, b: CostArrays) -> CostArrays:
+    """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm picks the fastest)."""
+    use_b = b.latency_s < a.latency_s
+
+    def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        keys = dict.fromkeys([*x, *y])
+        return {kk: np.where(use_b, y.get(kk, 0.0), x.get(kk, 0.0)) for kk in keys}
+
+    return CostArrays(
+        kind=a.kind, device=a.device, flop=a.flop, latency_s=np.where(use_b, b.latency_s, a.latency_s),
+        time_by_unit_s=sel(a.time_by_unit_s, b.time_by_unit_s), bytes_by_level=sel(a.bytes_by_level, b.bytes_by_level),
+        flop_by_unit=sel(a.flop_by_unit, b.flop_by_unit), read_bytes=sel(a.read_bytes, b.read_bytes),
+        write_bytes=sel(a.write_bytes, b.write_bytes),
+        dram_activations=np.where(use_b, b.dram_activations, a.dram_activations),
+        link_bytes=np.where(use_b, b.link_bytes, a.link_bytes), overhead_s=np.where(use_b, b.overhead_s, a.overhead_s),
+        launches=np.where(use_b, b.launches, a.launches),
+        energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
+        extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()}, "winograd": use_b.astype(float)})
+
+
 def _conv(op: Any, p: GPUParams) -> CostArrays:
     if op.is_depthwise_like:
         return _stream(op, p)
+    direct = _implicit_gemm(op, p)
+    if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
+            and op.groups == 1):
+        return _pick(direct, _winograd(op, p))
+    return direct
+
+
+def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     e = elem_bytes(op)
     r, s = op.kernel
     g = op.groups
@@ -153,21 +216,26 @@ def _conv(op: Any, p: GPUParams) -> CostArrays:
 
 
 def _stream(op: Any, p: GPUParams, dram_bytes: np.ndarray | None = None) -> CostArrays:
-    prec = precision_of(op)
-    vkey = _vector_key(p, prec)
     mm, vector, special = flop_classes(op)
-    vector_all = vector + mm  # GEMV and depthwise MACs run as FMAs on the CUDA cores
     in_b, out_b = io_bytes(op)
     compulsory = float(op.min_bytes())
     dram = np.full(p.n, compulsory) if dram_bytes is None else np.maximum(dram_bytes, compulsory)
-    k = kn.gpu_stream(p, vector_all, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey])
+    # GEMV and depthwise MACs run as FMAs on the CUDA cores.
+    return _stream_raw(op, p, precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, dram)
+
+
+def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, special: float, in_b: float,
+                out_b: float, dram: np.ndarray) -> CostArrays:
+    """A streaming kernel with explicit FLOP and bytes (``op`` names it and gives its total FLOP)."""
+    vkey = _vector_key(p, prec)
+    k = kn.gpu_stream(p, vector, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey])
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s
-    level_bytes = {"register": 1.5 * elem_bytes(op) * vector_all + dram, "l1": dram, "l2": dram, "dram": dram}
+    level_bytes = {"register": 1.5 * e * vector + dram, "l1": dram, "l2": dram, "dram": dram}
     wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
-    flop_units = {f"vector:{vkey}": np.full(p.n, vector_all), "special": np.full(p.n, special)}
-    extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy}
+    flop_units = {f"vector:{vkey}": np.full(p.n, vector), "special": np.full(p.n, special)}
+    extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "blocks": k.blocks}
     return _finish(op, p, times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
                    {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
 
@@ -250,7 +318,7 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
                   "special": np.full(p.n, float(op.flop_special))}
     return _finish(op, p, times, kernel_s, overhead, np.ones(p.n), level_bytes,
                    {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units,
-                   {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy})
+                   {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "blocks": k.blocks})
 
 
 _DISPATCH = {"gemm": _gemm, "conv2d": _conv, "gemv": _gemv, "attention": _attention, "kernel": _kernel}

@@ -6,6 +6,7 @@ dependencies); hardware never appears.
 
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.graph import Edge, GraphBuilder, OpGraph, Value, training_step
+from archsim.workload.onnx_import import ImportReport, OnnxImportWarning, from_onnx
 from archsim.workload.ops import (
     ELEMENTWISE_COSTS,
     FLOP_CLASSES,
@@ -57,4 +58,7 @@ __all__ = [
     "GraphBuilder",
     "Value",
     "training_step",
+    "from_onnx",
+    "ImportReport",
+    "OnnxImportWarning",
 ]

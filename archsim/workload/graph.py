@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
@@ -53,6 +54,7 @@ class OpGraph:
         batch: samples per step (informational; the ops already carry their sizes).
         dtype: the model's element type.
         training: the graph contains backward and update ops.
+        coverage: for an imported graph, the importer's report (see ``archsim.workload.from_onnx``).
     """
 
     name: str
@@ -62,6 +64,7 @@ class OpGraph:
     batch: int = 1
     dtype: DType = DType.fp32
     training: bool = False
+    coverage: Any = field(default=None, compare=False, repr=False)
     _preds: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
     _succs: tuple[tuple[int, ...], ...] = field(default=(), repr=False, compare=False)
 

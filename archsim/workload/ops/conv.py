@@ -54,10 +54,10 @@ class Conv2d(Op):
     out_channels: int
     height: int
     width: int
-    kernel: tuple[int, int] = (3, 3)
-    stride: tuple[int, int] = (1, 1)
-    padding: tuple[int, int] = (0, 0)
-    dilation: tuple[int, int] = (1, 1)
+    kernel: tuple[int, int] | int = (3, 3)
+    stride: tuple[int, int] | int = (1, 1)
+    padding: tuple[int, int] | int = (0, 0)
+    dilation: tuple[int, int] | int = (1, 1)
     groups: int = 1
     dtype: DType = DType.fp32
     bias: bool = False
@@ -178,9 +178,9 @@ class Pool(Op):
     channels: int
     height: int
     width: int
-    kernel: tuple[int, int] = (2, 2)
-    stride: tuple[int, int] | None = None
-    padding: tuple[int, int] = (0, 0)
+    kernel: tuple[int, int] | int = (2, 2)
+    stride: tuple[int, int] | int | None = None
+    padding: tuple[int, int] | int = (0, 0)
     mode: str = "max"
     dtype: DType = DType.fp32
     pass_: str = "forward"

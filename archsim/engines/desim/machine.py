@@ -1,0 +1,261 @@
+"""The simulated machine: SimPy resources, the executors that run tasks on them, and the recorder.
+
+Resources (one set per GPU replica where per-GPU):
+
+* thread-block slots of the SMs: a :class:`SlotPool` of ``SMs x max_blocks`` slots, taken by
+  wave segments in FIFO order (the hardware block scheduler dispatches kernels in launch order);
+* device memory bandwidth: a :class:`~archsim.engines.desim.fluid.FluidShare` of
+  ``bandwidth x dram_bandwidth_efficiency`` shared by every kernel in flight;
+* copy engines: one per direction (CUDA ``asyncEngineCount = 2`` on data-centre GPUs), each
+  feeding its direction of the host link (a FluidShare of ``bandwidth x efficiency``);
+* host cores: a SlotPool of ``cores``, taken by host ops (``threads`` cores), loader workers
+  (one each) and a host thread waiting for a PIM op; host DRAM bandwidth as a FluidShare;
+* PIM units: one kernel at a time over all units, plus the PIM host link;
+* the GPU link: one collective at a time (NCCL runs collectives in order on its own stream).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from typing import Any
+
+import simpy
+
+from archsim.engines.desim.fluid import FluidShare
+from archsim.engines.desim.plan import Task
+
+__all__ = ["Machine", "Record", "SlotPool", "COPY_ENGINES_PER_DIRECTION"]
+
+COPY_ENGINES_PER_DIRECTION = 1
+"""DMA copy engines per direction: ``asyncEngineCount`` is 2 (one H2D, one D2H) on Tesla-class GPUs
+(CUDA C Programming Guide, "Overlap of Data Transfer and Kernel Execution")."""
+
+
+class SlotPool:
+    """``capacity`` identical units taken and given back in whole numbers, strictly first come, first
+    served (a request waits while an earlier one waits, as SimPy's Container does).
+
+    :meth:`acquire` returns ``None`` when the units are free at once (no event is scheduled, which
+    keeps uncontended kernels cheap), else an event that fires when they are granted.
+    """
+
+    __slots__ = ("env", "capacity", "free", "_waiters")
+
+    def __init__(self, env: simpy.Environment, capacity: int) -> None:
+        self.env = env
+        self.capacity = capacity
+        self.free = capacity
+        self._waiters: deque[tuple[int, simpy.Event]] = deque()
+
+    def acquire(self, n: int) -> simpy.Event | None:
+        if not self._waiters and self.free >= n:
+            self.free -= n
+            return None
+        event = self.env.event()
+        self._waiters.append((n, event))
+        return event
+
+    def release(self, n: int) -> None:
+        self.free += n
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= self.free:
+            m, event = waiters.popleft()
+            self.free -= m
+            event.succeed()
+
+
+@dataclass(slots=True)
+class Record:
+    """One executed task: the op, where and when it ran."""
+
+    task: Task
+    replica: int
+    step: int
+    resource: str
+    start_s: float
+    end_s: float
+    nbytes: float = 0.0
+    energy_j: float = 0.0
+
+
+class Machine:
+    """The resources of one run and the executors of each task kind."""
+
+    def __init__(self, env: simpy.Environment, hw: Any, replicas: int) -> None:
+        self.env = env
+        self.hw = hw
+        self.replicas = replicas
+        self.records: list[Record] = []
+        self.busy_s: dict[str, float] = defaultdict(float)
+        self.capacity: dict[str, float] = {}
+        self.fluids: list[FluidShare] = []
+        self.sm: list[SlotPool] = []
+        self.dram: list[FluidShare] = []
+        self.copy: list[dict[str, SlotPool]] = []
+        self.link: list[dict[str, FluidShare]] = []
+        gpu = hw.gpu
+        for r in range(replicas):
+            if gpu is not None:
+                slots = gpu.sm_count * gpu.sm.max_blocks
+                self.sm.append(SlotPool(env, slots))
+                self.capacity[f"gpu{r}.sm"] = float(slots)
+                self.dram.append(self._fluid(f"gpu{r}.dram", gpu.dram.bandwidth_bytes_per_s
+                                             * gpu.efficiency.dram_bandwidth_efficiency))
+            if hw.host_link is not None:
+                self.copy.append({d: SlotPool(env, COPY_ENGINES_PER_DIRECTION) for d in ("h2d", "d2h")})
+                self.link.append({d: self._fluid(f"gpu{r}.link.{d}", hw.host_link.bandwidth_bytes_per_s
+                                                 * hw.host_link.efficiency) for d in ("h2d", "d2h")})
+        host = hw.host
+        if host is not None:
+            self.cores = SlotPool(env, host.cores)
+            self.capacity["host.cores"] = float(host.cores)
+            self.host_dram = self._fluid("host.dram", host.dram.bandwidth_bytes_per_s
+                                         * host.efficiency.dram_bandwidth_efficiency)
+        if hw.pim is not None:
+            self.pim_units = SlotPool(env, 1)
+            link = hw.pim.host_link
+            self.pim_link = {d: self._fluid(f"pim.link.{d}", link.bandwidth_bytes_per_s * link.efficiency)
+                             for d in ("h2d", "d2h")}
+        self.collective = SlotPool(env, 1)
+
+    def _fluid(self, name: str, capacity: float) -> FluidShare:
+        share = FluidShare(self.env, name, capacity)
+        self.fluids.append(share)
+        return share
+
+    # --- executors (SimPy generators) ------------------------------------------------------------
+    def run(self, task: Task, replica: int, step: int, lane: str, hold_core: bool):
+        """Execute ``task`` and record it on ``lane`` (the resource name in the timeline); a PIM op
+        with ``hold_core`` keeps one host core waiting for it."""
+        start = self.env.now
+        kind = task.executor
+        if kind == "gpu":
+            yield from self.gpu(task, replica)
+        elif kind == "copy":
+            yield from self.copy_task(task, replica)
+        elif kind == "host":
+            yield from self._host(task)
+        else:
+            yield from self._pim(task, replica, step, hold_core)
+            lane = "pim"
+        self.record(task, replica, step, lane, start)
+
+    def record(self, task: Task, replica: int, step: int, lane: str, start: float) -> None:
+        """Record ``task`` as run on ``lane`` from ``start`` to now."""
+        end = self.env.now
+        self.records.append(Record(task, replica, step, lane, start, end))
+        self.busy_s[lane] += end - start
+
+    def gpu(self, task: Task, r: int):
+        """A GPU kernel: its overheads, then its wave segments on SM slots drawing DRAM bandwidth."""
+        env = self.env
+        if task.fixed_s > 0.0:
+            yield env.timeout(task.fixed_s)
+        sm, dram = self.sm[r], self.dram[r]
+        key = f"gpu{r}.sm"
+        busy = 0.0
+        for seconds, slots in task.segments:
+            wait = sm.acquire(slots)
+            if wait is not None:
+                yield wait
+            t0 = env.now
+            yield dram.flow(seconds, task.demand_bytes_per_s)
+            sm.release(slots)
+            busy += slots * (env.now - t0)
+        self.busy_s[key] += busy
+
+    def copy_task(self, task: Task, r: int):
+        """A host<->device copy on its direction's copy engine and link."""
+        env = self.env
+        engine = self.copy[r][task.direction]
+        wait = engine.acquire(1)
+        if wait is not None:
+            yield wait
+        t0 = env.now
+        if task.fixed_s > 0.0:
+            yield env.timeout(task.fixed_s)
+        yield self.link[r][task.direction].flow(task.kernel_s, task.demand_bytes_per_s)
+        engine.release(1)
+        self.busy_s[f"gpu{r}.copy.{task.direction}"] += env.now - t0
+
+    def _host(self, task: Task):
+        env = self.env
+        threads = int(task.threads)
+        wait = self.cores.acquire(threads)
+        if wait is not None:
+            yield wait
+        t0 = env.now
+        if task.fixed_s > 0.0:
+            yield env.timeout(task.fixed_s)
+        yield self.host_dram.flow(task.kernel_s, task.demand_bytes_per_s)
+        self.cores.release(threads)
+        self.busy_s["host.cores"] += threads * (env.now - t0)
+
+    def _pim_transfer(self, task: Task, r: int, step: int):
+        env = self.env
+        t0 = env.now
+        if task.fixed_s > 0.0:
+            yield env.timeout(task.fixed_s)
+        yield self.pim_link[task.direction].flow(task.kernel_s, task.demand_bytes_per_s)
+        self.records.append(Record(task, r, step, f"pim.link.{task.direction}", t0, env.now))
+
+    def _pim(self, task: Task, r: int, step: int, hold_core: bool):
+        env = self.env
+        if hold_core:
+            wait = self.cores.acquire(1)
+            if wait is not None:
+                yield wait
+        t_core = env.now
+        if task.pre is not None:
+            yield from self._pim_transfer(task.pre, r, step)
+        wait = self.pim_units.acquire(1)
+        if wait is not None:
+            yield wait
+        t0 = env.now
+        yield env.timeout(task.fixed_s + task.kernel_s)
+        self.pim_units.release(1)
+        self.busy_s["pim.units"] += env.now - t0
+        if task.post is not None:
+            yield from self._pim_transfer(task.post, r, step)
+        if hold_core:
+            self.cores.release(1)
+            self.busy_s["host.cores"] += env.now - t_core
+
+    def loader_batch(self, seconds: float, replica: int, worker: int, step: int):
+        """A loader worker prepares one batch on one host core."""
+        wait = self.cores.acquire(1)
+        if wait is not None:
+            yield wait
+        t0 = self.env.now
+        yield self.env.timeout(seconds)
+        self.cores.release(1)
+        end = self.env.now
+        self.busy_s["host.cores"] += end - t0
+        self.busy_s["host.loader"] += end - t0
+        self.records.append(Record(None, replica, step, f"host.loader{replica}.w{worker}", t0, end))  # type: ignore[arg-type]
+
+    def allreduce(self, seconds: float, nbytes: float, energy_j: float, step: int, bucket: int):
+        """One bucket's ring all-reduce over the GPU link (collectives in order)."""
+        wait = self.collective.acquire(1)
+        if wait is not None:
+            yield wait
+        t0 = self.env.now
+        yield self.env.timeout(seconds)
+        self.collective.release(1)
+        end = self.env.now
+        self.busy_s["gpu_link"] += end - t0
+        self.records.append(Record(None, -1, step, "gpu_link.allreduce", t0, end, nbytes, energy_j))  # type: ignore[arg-type]
+
+    # --- utilisation -----------------------------------------------------------------------------
+    def utilisation(self, makespan_s: float) -> dict[str, float]:
+        """Busy share of each resource over the makespan (0..1)."""
+        if makespan_s <= 0.0:
+            return {}
+        out: dict[str, float] = {}
+        for key, busy in sorted(self.busy_s.items()):
+            out[key] = min(1.0, busy / (self.capacity.get(key, 1.0) * makespan_s))
+        for f in self.fluids:
+            if f.moved_bytes > 0.0:
+                out[f.name] = min(1.0, f.moved_bytes / (f.capacity_bytes_per_s * makespan_s))
+        return out
