@@ -81,6 +81,8 @@ def timeline(result: Any, *, color_by: Literal["op", "resource"] = "op", width: 
         keys = list(dict.fromkeys(getattr(t, color_by) for t in entries))
         colour = {k: colours[i % len(colours)] for i, k in enumerate(keys)}
         seen: set[str] = set()
+        # Limits are set explicitly below; autoscaling after every bar is quadratic in the bar count.
+        ax.set_autoscale_on(False)
         for t in entries:
             key = getattr(t, color_by)
             row = resources.index(t.resource)
@@ -91,6 +93,7 @@ def timeline(result: Any, *, color_by: Literal["op", "resource"] = "op", width: 
         ax.set_xlabel(t_label)
         ax.set_ylabel("resource")
         ax.set_xlim(0, end / f)
+        ax.set_ylim(-0.6, len(resources) - 0.4)
         if len(keys) <= 12:
             ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig
