@@ -1,10 +1,12 @@
 """Input pipeline, data parallelism, PIM offload, option validation."""
 
+import math
+
 import pytest
 
 import archsim
 from archsim.engines import estimate
-from archsim.engines.des import DataParallel, InputPipeline, PIMOffload
+from archsim.engines.des import DataParallel, InputPipeline, PIMOffload, prepare_des
 from archsim.engines.desim.collective import ring_allreduce_s
 from archsim.errors import EngineError
 from archsim.workload import Elementwise, Gemm, Gemv, OpGraph, training_step
@@ -114,3 +116,24 @@ def test_deterministic_and_fresh_per_run(dgx):
     a = estimate(g, dgx, engine="des", streams=3)
     b = estimate(g, dgx, engine="des", streams=3)
     assert a.timeline == b.timeline and a.latency_s == b.latency_s
+
+
+def test_kernels_late_in_a_long_run_finish(dgx):
+    # A slow loader (64 samples x 1 s on one core) pushes step s's kernels to t ~ 64 (s + 1) s, where
+    # one ulp of the clock (1.4e-14 s) outweighs the fluid model's relative tolerance for these
+    # microsecond kernels: a DRAM flow left a sub-ulp remainder by rounding was re-armed at zero delay
+    # for ever (the hang of a 90-step ResNet-50 run at 16 s). Step the simulation with a bound on its
+    # events so a regression fails here instead of hanging.
+    g = _mlp_train(batch=64, width=256)
+    gpu_step = estimate(g, dgx, engine="des").latency_s
+    run = prepare_des(g, dgx, loader=InputPipeline(cores=1, batch=64, seconds_per_sample=1.0), steps=3)
+    run.start()
+    for _ in range(10_000):  # the finished run takes ~250 events
+        if run.env.peek() == math.inf:
+            break
+        run.env.step()
+    else:
+        raise AssertionError("the simulation was still scheduling events after 10,000 steps")
+    res = run.result()
+    # Batches are ready at 64, 128 and 192 s; the last step then runs on an idle GPU.
+    assert res.latency_s == pytest.approx(3 * 64.0 + gpu_step, rel=1e-12)
