@@ -58,7 +58,7 @@ def run(smoke: bool) -> ScenarioOutput:
     by_kind = (layers.groupby(["kind", "bound"]).agg(kernels=("name", "size"), latency_s=("latency_s", "sum"))
                .reset_index())
 
-    ridge = next(c.rate for c in archsim.plot.ceilings(hw) if c.name == "tensor fp16") / hw.dram.bandwidth_bytes_per_s
+    ridge = hw.peak_flop_per_s("fp16", "tensor") / hw.dram.bandwidth_bytes_per_s
     non_conv = layers[layers["kind"].isin(NON_CONV_KINDS)]
     non_conv_memory = float((non_conv["bound"].str.startswith("memory:")).mean()) if len(non_conv) else 0.0
     conv = layers[layers["kind"].isin(("conv2d", "gemm"))]

@@ -11,10 +11,14 @@ superscalar out-of-order processors"):
 - bandwidth: for each boundary between levels, the bytes the cache simulator moved across it over
   the bandwidth of the level below (a shared level's and DRAM's bandwidth split between the active
   cores); the streaming kernels end up here, with prefetching hiding their latency.
-- memory stall: first-level demand misses x the mean latency of the level that serves them (from
-  the simulated hit ratios below), divided by the memory-level parallelism
+- memory stall: first-level demand misses x the mean exposed latency of the level that serves them
+  (from the simulated hit ratios below), divided by the memory-level parallelism
   MLP = min(miss buffers, ROB entries / instructions per miss) (independent misses within one ROB
-  window overlap; Chou, Fahs & Abraham, ISCA 2004). Dependent loads (pointer chasing) have MLP 1.
+  window overlap; Chou, Fahs & Abraham, ISCA 2004). A miss exposes only the part of its latency
+  that the ROB cannot cover with other work: max(0, latency - W), W = ROB entries / base IPC
+  cycles (Karkhanis & Smith, ISCA 2004: the window keeps dispatching until it fills), so a
+  dependency-bound loop hides L2 and L3 hits behind its own critical path. Dependent loads
+  (pointer chasing) have MLP 1 and no window.
 - branch stall: mispredictions x (front-end refill = mispredict penalty + branch resolution time,
   taken as the FP load-to-use plus compare latency of the compare that feeds the branch) (Eyerman,
   Smith & Eeckhout, ISPASS 2006, "Characterizing the branch misprediction penalty").
@@ -204,9 +208,11 @@ def predict(kernel: TracedKernel, model: CoreModel, cores: int = 1, sample_units
     # Memory stall: demand misses of the first level, served at the mean latency below it.
     l1 = stats.levels[0]
     demand_misses = float(l1.read_misses + l1.write_misses)
+    window = 0.0 if dependent_loads or base == 0 else c.rob_entries * base / mix.instructions
     latency = 0.0
     reach = 1.0  # probability that a first-level miss gets this far
-    lat_below = list(m.level_latency_cycles[1:]) + [m.dram_latency_s * c.clock_hz]
+    lat_below = [max(0.0, lat - window) for lat in
+                 list(m.level_latency_cycles[1:]) + [m.dram_latency_s * c.clock_hz]]
     for j, lv in enumerate(stats.levels[1:], start=1):
         miss_ratio = lv.read_misses / lv.reads if lv.reads else 1.0
         latency += reach * (1.0 - miss_ratio) * lat_below[j - 1]

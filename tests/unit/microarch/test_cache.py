@@ -161,3 +161,15 @@ def test_bad_hierarchies():
         simulate_trace(HierarchyConfig((l1,)), np.array([0]), 8, False, np.array([1]))
     with pytest.raises(SchemaError, match="non-negative"):
         simulate_trace(HierarchyConfig((l1,)), np.array([-8]))
+
+
+def test_from_device_maps_the_preset_caches():
+    from archsim import load_preset
+
+    cpu = load_preset("cpu/epyc-genoa-2vcpu")
+    h = HierarchyConfig.from_device(cpu, prefetcher="stride")
+    assert [(lv.name, lv.size_bytes, lv.ways, lv.shared, lv.inclusive) for lv in h.levels] == [
+        ("l1d", 32768, 8, False, False), ("l2", 1 << 20, 8, False, True), ("l3", 32 << 20, 16, True, False)]
+    assert h.levels[0].prefetcher == "stride" and h.levels[1].prefetcher == "none"
+    assert h.n_cores == 2
+    assert CacheLevelConfig.from_cache(cpu.caches[1]).sets == 2048  # 1 MiB / (8 x 64 B)
