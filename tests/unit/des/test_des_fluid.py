@@ -155,3 +155,15 @@ def test_remainder_left_by_rounding_the_clock_finishes():
     start = 16.114411285819976 - 9.89277124183007e-07
     ends = _run_bounded([(9.89277124183007e-07, 55.0)], start_s=start)
     assert ends[0] == pytest.approx(start + 9.89277124183007e-07, rel=1e-15)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(0.0, 1e7), st.lists(st.tuples(st.floats(1e-18, 1e-3), st.floats(1.0, 100.0)), min_size=1, max_size=5))
+def test_flows_finish_at_any_clock_value(start_s, flows):
+    # However coarse the clock is at start_s (one ulp at 1e7 s is 1.9e-9 s), every flow finishes in
+    # a bounded number of events, not before it starts, and no later than its solo time at an even
+    # share of the capacity plus a few ulps of rounding.
+    ends = _run_bounded(flows, start_s=start_s, max_events=1_000)
+    worst = sum(solo * max(1.0, len(flows) * demand / C) for solo, demand in flows)
+    for e in ends:
+        assert start_s <= e <= start_s + worst + 8 * math.ulp(start_s + worst)
