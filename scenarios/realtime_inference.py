@@ -9,8 +9,9 @@ Presets: the V100 node of the ``input_pipeline`` scenario (the 128-core EPYC 774
 ``system/dgx-a100``, one ``gpu/v100-sxm2-16gb``, the PCIe 3.0 x16 link of ``system/cloud-p100``), so
 the GPU matches the published measurements. Work: ``zoo.resnet50`` and ``zoo.mnist_cnn`` inference;
 on the GPU in fp32 and fp16 between a ``HostToDevice`` copy of the batch and a ``DeviceToHost`` copy of
-its logits; on the host in fp32 with every core. Discrete-event engine (launch overheads, copy
-engine and link latency are events); batches 1, 2, 4, ..., 1024 (1 and 64 in ``--smoke``).
+its logits; on the host in fp32 with every core. Discrete-event engine (launch overheads and the
+host's per-kernel dispatch, copy engine and link latency are events); batches 1, 2, 4, ..., 1024
+(1 and 64 in ``--smoke``).
 
 Figures: ``latency`` (latency against batch, per device and precision, log-log) and ``throughput``
 (images per second against batch). Table ``inference``: one row per model, device and batch.
@@ -121,13 +122,14 @@ def run(smoke: bool) -> ScenarioOutput:
                                                y="images_per_s", hue="series", logx=True, logy=True),
     }
     notes = [
-        "the published batch-1 latencies (10-13 ms, flat up to batch 8) are PyTorch eager mode: Python dispatch "
-        "of ~160 kernels costs far more than the GPU's launch latency, which is all archsim models; archsim's "
-        "batch-1 latency is the device-side floor, so expect it well below the published figure",
-        "the CPU loses even at batch 1 for the MNIST CNN: archsim charges each host op the EPYC preset's "
-        "dispatch overhead (~16 us, a framework's per-op cost) but each GPU kernel only the driver's launch "
-        "latency (a few us), so per-op overheads favour the GPU; with a compiled host path (the 2-vCPU Zen 4 "
-        "preset, 0.65 us per op) the CPU wins, as the discrete-event engine's own tests show",
+        "each GPU kernel waits for the host's framework dispatch (the EPYC preset's op_overhead, 10 us per "
+        "launch) when that outlasts the kernel, so archsim's batch-1 latency is ~170 ops x 10 us plus the "
+        "kernels that outlast it; the published batch-1 latencies (10-13 ms, flat up to batch 8) imply ~60 us "
+        "of PyTorch eager-mode dispatch per kernel on the DGX-1's Xeon host, so expect archsim below them",
+        "the CPU loses even at batch 1 for the MNIST CNN: a host op pays the same 10 us framework dispatch "
+        "plus a 6 us fork/join across the cores, while a GPU kernel's dispatch overlaps its launch; with a "
+        "compiled host path (the 2-vCPU Zen 4 preset, 0.65 us per op) the CPU wins, as the discrete-event "
+        "engine's own tests show",
         "crossover batch: the first batch at which the GPU (fp32, with both copies) answers before the host "
         "(fp32, all cores); 'none' means the CPU was never slower in the batches run",
     ]

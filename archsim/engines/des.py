@@ -419,7 +419,8 @@ def _result(run: DESRun) -> RunResult:
     meta = {
         "archsim_version": __version__, "engine": "des", "hardware_name": hw.name,
         "hardware_hash": hardware.content_hash() if hasattr(hardware, "content_hash") else "",
-        "options": {"device": options.device, "threads": options.threads, "streams": streams,
+        "options": {"device": options.device, "threads": options.threads, "host_dispatch": options.host_dispatch,
+                    "streams": streams,
                     "overlap_copies": overlap_copies, "steps": steps,
                     "loader": None if loader is None else {k: v for k, v in asdict(loader).items()
                                                           if k != "preprocess"},

@@ -364,7 +364,8 @@ def _slice(c: CostArrays, i: int, h: int) -> CostArrays:
         bytes_by_level=d(c.bytes_by_level), flop_by_unit=d(c.flop_by_unit), read_bytes=d(c.read_bytes),
         write_bytes=d(c.write_bytes), dram_activations=c.dram_activations[sl], link_bytes=c.link_bytes[sl],
         overhead_s=c.overhead_s[sl], launches=c.launches[sl], energy_breakdown_j=d(c.energy_breakdown_j),
-        static_power_w=c.static_power_w[sl], extra=d(c.extra))
+        static_power_w=c.static_power_w[sl], extra=d(c.extra),
+        dispatch_s=None if c.dispatch_s is None else c.dispatch_s[sl])
 
 
 def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:

@@ -70,7 +70,13 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
         unit, _, prec = key.partition(":")
         flop_j[key] = (p.special_flop_j if unit == "special"
                        else p.tensor_flop_j[prec] if unit == "tensor" else p.vector_flop_j[prec])
-    latency = kernel_s + overhead
+    # The host's dispatch of the launches overlaps the previous kernels (asynchronous launches) and
+    # is exposed only where it outlasts this kernel plus its launch latency (archsim.engines.cost).
+    dispatch = launches * p.host_dispatch_s
+    device_s = kernel_s + overhead
+    host_bound = dispatch > device_s
+    latency = np.where(host_bound, dispatch, device_s)
+    overhead = np.where(host_bound, dispatch - kernel_s, overhead)
     reads = {lv: level_bytes[lv] * (1.0 - wfrac.get(lv, 0.0)) for lv in level_bytes}
     writes = {lv: level_bytes[lv] * wfrac.get(lv, 0.0) for lv in level_bytes}
     # Streaming access opens each DRAM row once (a row buffer's worth of bytes per activation).
@@ -81,7 +87,8 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     return CostArrays(kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s=times,
                       bytes_by_level=level_bytes, flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes,
                       dram_activations=activations, link_bytes=np.zeros(p.n), overhead_s=overhead,
-                      launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra)
+                      launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra,
+                      dispatch_s=dispatch)
 
 
 def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
@@ -208,7 +215,14 @@ def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
         link_bytes=np.where(use_b, b.link_bytes, a.link_bytes), overhead_s=np.where(use_b, b.overhead_s, a.overhead_s),
         launches=np.where(use_b, b.launches, a.launches),
         energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
-        extra=sel(a.extra, b.extra))
+        extra=sel(a.extra, b.extra), dispatch_s=_pick_optional(use_b, a.dispatch_s, b.dispatch_s))
+
+
+def _pick_optional(use_b: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """``np.where(use_b, b, a)`` with a missing side counted as 0; ``None`` when both are missing."""
+    if a is None and b is None:
+        return None
+    return np.where(use_b, 0.0 if b is None else b, 0.0 if a is None else a)
 
 
 def conv_configs(op: Any, p: GPUParams) -> list[tuple[np.ndarray, int, bool]]:

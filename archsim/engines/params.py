@@ -77,10 +77,17 @@ class GPUParams:
     dram_write_j_per_byte: np.ndarray
     dram_activation_j: np.ndarray
     static_power_w: np.ndarray
+    host_dispatch_s: np.ndarray
 
     @classmethod
-    def from_devices(cls, devices: Sequence[GPUDevice]) -> GPUParams:
-        """Pack ``devices`` (all GPUs) into arrays: one flat row of floats per device, then columns."""
+    def from_devices(cls, devices: Sequence[GPUDevice],
+                     host_dispatch_s: Sequence[float] | None = None) -> GPUParams:
+        """Pack ``devices`` (all GPUs) into arrays: one flat row of floats per device, then columns.
+
+        ``host_dispatch_s`` is, per point, the host framework's dispatch time per kernel launch
+        (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
+        see :func:`archsim.engines.cost.host_dispatch_s`); ``None`` means no host (0 everywhere).
+        """
         table = np.asarray([_gpu_row(g) for g in devices], dtype=np.float64).reshape(len(devices), -1)
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
             raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
@@ -89,7 +96,11 @@ class GPUParams:
         kw: dict = {name: next(cols) for name in _GPU_SCALARS}
         for name in _GPU_TABLES:
             kw[name] = {p: next(cols) for p in PRECISIONS}
-        return cls(n=len(devices), **kw)
+        dispatch = np.zeros(len(devices)) if host_dispatch_s is None else _arr(host_dispatch_s)
+        if dispatch.shape != (len(devices),) or not np.all(np.isfinite(dispatch) & (dispatch >= 0)):
+            raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
+                              f"got {host_dispatch_s!r}")
+        return cls(n=len(devices), host_dispatch_s=dispatch, **kw)
 
 
 _GPU_SCALARS = (

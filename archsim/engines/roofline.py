@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.engines.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device
+from archsim.engines.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -82,10 +82,7 @@ class _Coster:
     def _params(self, role: str, targets: list[Any]) -> Any:
         pkey = f"{role}:{targets[0].kind}" if role == "link" else role
         if pkey not in self.params:
-            from archsim.engines.params import CPUParams, GPUParams, LinkParams, PIMParams
-            builder = {"gpu": GPUParams.from_devices, "host": CPUParams.from_devices,
-                       "pim": PIMParams.from_devices}.get(role, LinkParams.from_links)
-            self.params[pkey] = builder(targets)
+            self.params[pkey] = role_params(role, self.hardware, targets, self.options)
         return self.params[pkey]
 
     def cost_all(self, ops: Sequence[Any]) -> list[CostArrays]:
@@ -141,7 +138,8 @@ def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
     from archsim import __version__
     return {"archsim_version": __version__, "engine": "roofline",
             "hardware_hash": hardware.content_hash(), "hardware_name": hardware.name,
-            "options": {"device": options.device, "threads": options.threads, "overlap": overlap}}
+            "options": {"device": options.device, "threads": options.threads, "overlap": overlap,
+                        "host_dispatch": options.host_dispatch}}
 
 
 def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False) -> RunResult:
