@@ -38,9 +38,12 @@ def _dtype(precision: str) -> str:
     return "fp16" if precision.startswith("16") else "fp32"
 
 
-def gemm_rows(gpu: object) -> pd.DataFrame:
+PRESET = "gpu/v100-sxm2-16gb"
+
+
+def gemm_rows(gpu: object, data: Path = DATA) -> pd.DataFrame:
     """Predicted vs measured time for every DeepBench GEMM row."""
-    df = pd.read_csv(DATA / "deepbench_gemm_v100.csv")
+    df = pd.read_csv(data / "deepbench_gemm_v100.csv")
     out = []
     for r in df.itertuples():
         dt = _dtype(r.precision)
@@ -51,9 +54,9 @@ def gemm_rows(gpu: object) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def conv_rows(gpu: object) -> pd.DataFrame:
+def conv_rows(gpu: object, data: Path = DATA) -> pd.DataFrame:
     """Predicted vs measured forward time for every DeepBench convolution row."""
-    df = pd.read_csv(DATA / "deepbench_conv_v100.csv")
+    df = pd.read_csv(data / "deepbench_conv_v100.csv")
     out = []
     for r in df.itertuples():
         dt = _dtype(r.precision)
@@ -74,19 +77,26 @@ def report(rows: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def summary(data: Path = DATA) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every row's prediction, MAPE per family): the four dtype families, then ``gemm_all``,
+    ``conv_fwd_all`` and ``conv_fwd_implicit_gemm_algos`` (rows where cuDNN chose an implicit-GEMM
+    algorithm)."""
+    gpu = presets.load_preset(PRESET)
+    gemm, conv = gemm_rows(gpu, data), conv_rows(gpu, data)
+    rows = pd.concat([gemm, conv], ignore_index=True)
+    families = pd.concat([report(rows), report(gemm.assign(family="gemm_all")),
+                          report(conv.assign(family="conv_fwd_all")),
+                          report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))])
+    return rows, families
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, help="write every row's prediction here")
     parser.add_argument("--rows", action="store_true", help="print every row")
     args = parser.parse_args(argv)
-    gpu = presets.load_preset("gpu/v100-sxm2-16gb")
-    gemm, conv = gemm_rows(gpu), conv_rows(gpu)
-    rows = pd.concat([gemm, conv], ignore_index=True)
-    summary = report(rows)
-    gemm_all = report(gemm.assign(family="gemm_all"))
-    conv_all = report(conv.assign(family="conv_fwd_all"))
-    conv_gemm = report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))
-    print(pd.concat([summary, gemm_all, conv_all, conv_gemm]).round(1).to_string())
+    rows, families = summary()
+    print(families.round(1).to_string())
     if args.rows:
         print(rows.to_string())
     if args.csv:

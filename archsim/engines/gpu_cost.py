@@ -465,8 +465,12 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
     prec = precision_of(op)
     vkey = _vector_key(p, prec)
     dram = float(op.dram_read_bytes + op.dram_write_bytes)
+    # Declared L2 / L1 traffic (a tiled kernel's re-reads) replaces the streaming assumption that every
+    # byte crosses L2 once and L1 not at all.
+    l2 = float(op.l2_bytes) if op.l2_bytes is not None else dram
+    l1 = float(op.l1_bytes) if op.l1_bytes is not None else 0.0
     threads = float(np.prod(op.grid) * np.prod(op.block))
-    k = kn.gpu_stream(p, float(op.flop_vector), float(op.flop_special), np.full(p.n, dram), np.full(p.n, dram),
+    k = kn.gpu_stream(p, float(op.flop_vector), float(op.flop_special), np.full(p.n, l2), np.full(p.n, dram),
                       p.vector_flop_per_cycle_per_sm[vkey], threads_total=threads,
                       threads_per_block=float(np.prod(op.block)), registers_per_thread=float(op.registers_per_thread),
                       shared_per_block=float(op.shared_mem_per_block_bytes),
@@ -476,19 +480,21 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
     mm = float(op.flop_matmul)
     peak_t = np.where(use_tc, tensor_rate * p.tensor_efficiency, p.vector_flop_per_cycle_per_sm[vkey]
                       * p.vector_efficiency) * p.clock_hz * p.sm_count
+    # L1 / shared-memory bandwidth of the SMs the grid occupies.
+    l1_bw = p.l1_bandwidth_per_sm_bytes_per_s * np.minimum(p.sm_count, float(np.prod(op.grid)))
     # Without a declared working set, a dependence chain is assumed to miss to DRAM (the bytes it moves).
     ws = float(op.working_set_bytes) if op.working_set_bytes is not None else float("inf")
     chain_latency = np.where(ws <= p.l1_size_bytes, p.l1_latency_s,
                              np.where(ws <= p.l2_size_bytes, p.l2_latency_s, p.l2_latency_s + p.dram_latency_s))
     times = {"compute:tensor": np.where(use_tc, mm / peak_t, 0.0),
              "compute:vector": k.compute_s + np.where(use_tc, 0.0, mm / peak_t),
-             "compute:special": k.special_s, "memory:l2": k.l2_s, "memory:dram": k.dram_s,
-             "latency": float(op.dependent_accesses) * chain_latency}
+             "compute:special": k.special_s, "memory:l1": l1 / l1_bw, "memory:l2": k.l2_s,
+             "memory:dram": k.dram_s, "latency": float(op.dependent_accesses) * chain_latency}
     kernel_s = np.max(np.stack(list(times.values())), axis=0)
     overhead = p.launch_overhead_s + k.fill_s
     wf = float(op.dram_write_bytes) / dram if dram > 0 else 0.0
     level_bytes = {"register": 1.5 * elem_bytes(op) * float(op.flop_vector) + np.full(p.n, dram),
-                   "l1": np.full(p.n, dram), "l2": np.full(p.n, dram), "dram": np.full(p.n, dram)}
+                   "l1": np.full(p.n, max(l1, l2)), "l2": np.full(p.n, l2), "dram": np.full(p.n, dram)}
     flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0),
                   f"vector:{vkey}": float(op.flop_vector) + np.where(use_tc, 0.0, mm),
                   "special": np.full(p.n, float(op.flop_special))}
