@@ -285,6 +285,7 @@ def _add_estimate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
     p.set_defaults(func=_estimate)
 
+
 def _sweep(args: argparse.Namespace) -> int:
     from archsim.sweep_spec import load_spec, run_spec
 
@@ -321,17 +322,15 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
 
 
 def _roofline(args: argparse.Namespace) -> int:
-    import archsim
     from archsim import plot
+    from archsim.engines import estimate
+    from archsim.workload import zoo
 
     hw = load_preset(args.hw)
     kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
     if args.dtype:
         kwargs["dtype"] = args.dtype
-    factory = getattr(archsim.zoo, args.model, None)
-    if factory is None or not callable(factory):
-        raise ArchsimError(f"model {args.model!r} is not in archsim.zoo")
-    result = archsim.estimate(factory(**kwargs), hw, engine=args.engine)
+    result = estimate(zoo.get(args.model, **kwargs), hw, engine=args.engine, device=args.device)
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".png", ".svg"):
         raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")

@@ -142,7 +142,52 @@ def _tile_table(elem_bytes: float) -> tuple[np.ndarray, ...]:
     return bm_a, bn_a, threads, regs, s_a
 
 
-def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b_bytes: float, c_bytes: float,
+_OCCUPANCY_FIELDS = ("warp_size", "max_warps", "registers_per_sm", "shared_memory_bytes", "max_blocks",
+                     "max_shared_memory_per_block_bytes", "max_threads_per_block", "max_registers_per_thread",
+                     "gemm_pipeline_stages")
+
+
+def _gemm_occupancy(p: GPUParams, a_bytes: np.ndarray | float, b_bytes: np.ndarray | float, threads: np.ndarray,
+                    regs: np.ndarray, bm: np.ndarray, bn: np.ndarray) -> np.ndarray:
+    """Blocks per SM of every tile candidate at every row, computed once per distinct SM description.
+
+    Occupancy depends on the SM's limits, the pipeline depth and the element sizes only; a sweep
+    over clocks, SM counts or bandwidths (or many GEMMs stacked on one device) shares them.
+    """
+    cols = [getattr(p, f) for f in _OCCUPANCY_FIELDS]
+    cols += [np.broadcast_to(np.ravel(np.asarray(x, dtype=np.float64)), (p.n,)) for x in (a_bytes, b_bytes)]
+    keys, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
+    sub = {f: np.asarray(getattr(p, f))[first] for f in _OCCUPANCY_FIELDS}
+    a_u, b_u = keys[:, -2:-1], keys[:, -1:]
+    bk = K_SLICE_BYTES / np.maximum(a_u, b_u)
+    smem = sub["gemm_pipeline_stages"][:, None] * ((bm * a_u + bn * b_u) * bk)
+    view = _SMView(**sub)
+    bps = gpu_occupancy(view, threads, np.minimum(regs, view.max_registers_per_thread[:, None]), smem)  # type: ignore[arg-type]
+    return bps[np.ravel(inverse)]
+
+
+@dataclass(frozen=True)
+class _SMView:
+    """The SM limits of :data:`_OCCUPANCY_FIELDS` for a subset of points (what gpu_occupancy reads)."""
+
+    warp_size: np.ndarray
+    max_warps: np.ndarray
+    registers_per_sm: np.ndarray
+    shared_memory_bytes: np.ndarray
+    max_blocks: np.ndarray
+    max_shared_memory_per_block_bytes: np.ndarray
+    max_threads_per_block: np.ndarray
+    max_registers_per_thread: np.ndarray
+    gemm_pipeline_stages: np.ndarray
+
+
+def _col(x: np.ndarray | float) -> np.ndarray | float:
+    """A per-point array as a column (broadcast against the candidate axis); scalars unchanged."""
+    return np.asarray(x, dtype=np.float64)[:, None] if np.ndim(x) else x
+
+
+def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np.ndarray, batch: int | np.ndarray,
+             a_bytes: float | np.ndarray, b_bytes: float | np.ndarray, c_bytes: float | np.ndarray,
              flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray,
              a_stream_factor: np.ndarray | float = 1.0) -> GemmKernel:
     """Predict the best GEMM kernel for C[m,n] = A[m,k] B[k,n] (``batch`` instances) per point.
@@ -151,17 +196,84 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     ``efficiency`` its achievable fraction; ``dram_min_bytes`` is the DRAM traffic the L2 tiling model
     (:mod:`archsim.traffic`) gives for the whole GEMM. ``a_stream_factor`` scales A's L2 operand
     traffic (below 1 for an implicit-GEMM convolution whose im2col rows overlap in L1).
+
+    The shape (``m``, ``n``, ``k``, ``batch``, element sizes) may be scalars or arrays of shape
+    ``(H,)``: with arrays, row ``i`` is a different GEMM on point ``i``.
     """
-    elem = max(a_bytes, b_bytes)
+    shape = [_col(v) for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)]
     a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (p.n,))[:, None]
+    bm, bn, threads, regs, split = _tile_table(1.0)
+    bps = _gemm_occupancy(p, shape[4], shape[5], threads, regs, bm, bn)
+    view = {f: getattr(p, f)[:, None] for f in _GEMM_FIELDS}
+    rate = flop_per_cycle_per_sm[:, None]
+    dram_min = np.asarray(dram_min_bytes, dtype=np.float64)[:, None]
+    out = _gemm_body(view, *shape, rate, efficiency[:, None], dram_min, a_stream, bps, (bm, bn, threads, split))
+    return GemmKernel(**out)
+
+
+def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray,
+                  a_bytes: np.ndarray, b_bytes: np.ndarray, c_bytes: np.ndarray, flop_per_cycle_per_sm: np.ndarray,
+                  efficiency: np.ndarray, dram_min_bytes: np.ndarray, a_stream_factor: np.ndarray) -> GemmKernel:
+    """:func:`gpu_gemm` of G GEMMs at each of the H points of ``p``, results flattened op-major (G*H,).
+
+    The shape values are arrays of shape (G,); ``dram_min_bytes`` and ``a_stream_factor`` (G*H,).
+    Terms that depend on the GEMM alone are computed on a (G, 1, candidates) grid, terms of the
+    point alone on (1, H, 1), and only their combinations on (G, H, candidates): the same
+    elementwise arithmetic as :func:`gpu_gemm` row by row, so the same floats, with far fewer
+    operations in a sweep.
+    """
+    g, h = len(m), p.n
+    shape = [np.asarray(v, dtype=np.float64)[:, None, None] for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)]
+
+    def per_row(x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64).reshape(g, h)
+        # Constant across points (the usual sweep): keep it on the GEMM axis only.
+        return x[:, :1, None] if np.all(x == x[:, :1]) else x[:, :, None]
+
+    cand = tuple(v[None] for v in _tile_table(1.0))
+    bm, bn, threads, regs, split = cand
+    key_a = np.repeat(np.asarray(a_bytes, dtype=np.float64), h)
+    key_b = np.repeat(np.asarray(b_bytes, dtype=np.float64), h)
+    tiled = _RowsView(n=g * h, **{f: np.tile(getattr(p, f), g) for f in _OCCUPANCY_FIELDS})
+    bps = _gemm_occupancy(tiled, key_a, key_b, threads[0], regs[0], bm[0], bn[0]).reshape(g, h, -1)  # type: ignore[arg-type]
+    if np.all(bps == bps[:, :1]):
+        bps = bps[:, :1]
+    view = {f: getattr(p, f)[None, :, None] for f in _GEMM_FIELDS}
+    out = _gemm_body(view, *shape, flop_per_cycle_per_sm[None, :, None], efficiency[None, :, None],
+                     per_row(dram_min_bytes), per_row(a_stream_factor), bps, (bm, bn, threads, split))
+    return GemmKernel(**{key: np.broadcast_to(v, (g, h)).reshape(g * h) for key, v in out.items()})
+
+
+_GEMM_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
+                "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
+                "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps")
+
+
+@dataclass(frozen=True)
+class _RowsView:
+    """The SM limits of some rows (what :func:`_gemm_occupancy` reads)."""
+
+    n: int
+    warp_size: np.ndarray
+    max_warps: np.ndarray
+    registers_per_sm: np.ndarray
+    shared_memory_bytes: np.ndarray
+    max_blocks: np.ndarray
+    max_shared_memory_per_block_bytes: np.ndarray
+    max_threads_per_block: np.ndarray
+    max_registers_per_thread: np.ndarray
+    gemm_pipeline_stages: np.ndarray
+
+
+def _gemm_body(p: dict[str, np.ndarray], m, n, k, batch, a_bytes, b_bytes, c_bytes, flop_per_cycle_per_sm,
+               efficiency, dram_min, a_stream, bps, cand) -> dict[str, np.ndarray]:
+    """The GEMM kernel model on broadcastable arrays whose last axis is the tile candidate."""
+    bm, bn, threads, split = cand
+    elem = np.maximum(a_bytes, b_bytes)
     bk = K_SLICE_BYTES / elem
-    bm, bn, threads, regs, split = _tile_table(elem)
-    stages = p.gemm_pipeline_stages[:, None]
+    stages = p["gemm_pipeline_stages"]
     stage_bytes = (bm * a_bytes + bn * b_bytes) * bk
-    smem = stages * stage_bytes
-    # The compiler caps registers at the architecture's per-thread limit (spilling the rest).
-    bps = gpu_occupancy(p, threads, np.minimum(regs, p.max_registers_per_thread[:, None]), smem)
-    sm = p.sm_count[:, None]
+    sm = p["sm_count"]
     k_iters = np.ceil(np.ceil(k / bk) / split)
     k_cta = k_iters * bk
     tiles_mn = np.ceil(m / bm) * np.ceil(n / bn) * batch
@@ -180,16 +292,16 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     wm_count = np.minimum(2.0, warps)
     wn_count = warps / wm_count
     l1_cta = stage_bytes * k_iters + (bm * a_bytes * wn_count + bn * b_bytes * wm_count) * bk * k_iters
-    sm_rate = flop_per_cycle_per_sm[:, None] * p.clock_hz[:, None] * efficiency[:, None]
-    l1_rate = p.l1_bandwidth_per_sm_bytes_per_s[:, None]
-    l2_peak = (p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency)[:, None]
-    dram_peak = (p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency)[:, None]
+    sm_rate = flop_per_cycle_per_sm * p["clock_hz"] * efficiency
+    l1_rate = p["l1_bandwidth_per_sm_bytes_per_s"]
+    l2_peak = p["l2_bandwidth_bytes_per_s"] * p["l2_bandwidth_efficiency"]
+    dram_peak = p["dram_bandwidth_bytes_per_s"] * p["dram_bandwidth_efficiency"]
     l2_total = ctas * l2_cta
-    dram_main = np.minimum(np.asarray(dram_min_bytes, dtype=np.float64)[:, None], l2_total)
+    dram_main = np.minimum(dram_min, l2_total)
     partial_bytes = np.where(split > 1, batch * m * n * ACCUMULATOR_BYTES * split, 0.0)
     dram_kernel = dram_main + partial_bytes
     miss = np.clip(dram_kernel / np.maximum(l2_total, 1.0), 0.0, 1.0)
-    latency = p.l2_latency_s[:, None] + miss * p.dram_latency_s[:, None]
+    latency = p["l2_latency_s"] + miss * p["dram_latency_s"]
     inflight_cta = (stages - 1.0) * stage_bytes
 
     # Compute and shared memory are quantised by waves (each SM runs its blocks in turn); L2 and DRAM
@@ -204,7 +316,7 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     dram = dram_kernel / achievable_bandwidth(dram_peak, lat_bw)
     t_body = np.maximum(np.maximum(compute, l1), np.maximum(l2, dram))
     # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
-    fill = waves * (p.l2_latency_s + p.dram_latency_s)[:, None]
+    fill = waves * (p["l2_latency_s"] + p["dram_latency_s"])
     # Parallel split-K: a reduction kernel reads the partials and writes C.
     reduce_bytes = np.where(split > 1, batch * m * n * (ACCUMULATOR_BYTES * split + c_bytes), 0.0)
     reduce_s = reduce_bytes / dram_peak
@@ -212,28 +324,24 @@ def gpu_gemm(p: GPUParams, m: int, n: int, k: int, batch: int, a_bytes: float, b
     time = np.where(bps > 0, time, np.inf)
     launches = np.where(split > 1, 2.0, 1.0)
     # Choose per point the candidate of minimum time including its launch overheads.
-    best = np.argmin(time + launches * p.launch_overhead_s[:, None], axis=1)
-    rows = np.arange(p.n)
+    best = np.argmin(time + launches * p["launch_overhead_s"], axis=-1)[..., None]
 
     def pick(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, time.shape)[rows, best]
+        return np.take_along_axis(np.broadcast_to(x, time.shape), best, axis=-1)[..., 0]
 
-    active_avg = ctas / np.maximum(waves, 1.0)
-    occupancy = np.minimum(1.0, active_avg / np.maximum(slots, 1.0)) * bps * warps / p.max_warps[:, None]
-    return GemmKernel(
-        time_s=pick(time),
-        compute_s=pick(compute),
-        l1_s=pick(l1),
-        l2_s=pick(l2),
-        dram_s=pick(dram + reduce_s),
-        fill_s=pick(fill),
-        launches=pick(launches),
-        flop_executed=pick(ctas * flop_cta),
-        l1_bytes=pick(ctas * l1_cta),
-        l2_bytes=pick(l2_total + reduce_bytes),
-        dram_bytes=pick(dram_kernel + reduce_bytes),
-        bm=pick(bm), bn=pick(bn), split_k=pick(split), waves=pick(waves), blocks_per_sm=pick(bps),
-        achieved_occupancy=pick(occupancy),
+    # Values reported for the chosen candidate only are computed from its picked inputs (the same
+    # elementwise arithmetic on fewer elements, so the same floats as computing them for all).
+    ctas_b, slots_b, bps_b, waves_b = pick(ctas), pick(slots), pick(bps), pick(waves)
+    reduce_b, reduce_s_b = pick(reduce_bytes), pick(reduce_s)
+    active_avg = ctas_b / np.maximum(waves_b, 1.0)
+    occupancy = (np.minimum(1.0, active_avg / np.maximum(slots_b, 1.0)) * bps_b * pick(warps)
+                 / p["max_warps"][..., 0])
+    return dict(
+        time_s=pick(time), compute_s=pick(compute), l1_s=pick(l1), l2_s=pick(l2), dram_s=pick(dram) + reduce_s_b,
+        fill_s=pick(fill), launches=pick(launches), flop_executed=ctas_b * pick(flop_cta),
+        l1_bytes=ctas_b * pick(l1_cta), l2_bytes=pick(l2_total) + reduce_b, dram_bytes=pick(dram_kernel) + reduce_b,
+        bm=pick(bm), bn=pick(bn), split_k=pick(split), waves=waves_b, blocks_per_sm=bps_b,
+        achieved_occupancy=occupancy,
     )
 
 
@@ -255,12 +363,14 @@ class StreamKernel:
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
                vector_rate_per_sm: np.ndarray, threads_total: float | None = None,
                threads_per_block: float = STREAM_THREADS_PER_BLOCK, registers_per_thread: float = 32.0,
-               shared_per_block: float = 0.0) -> StreamKernel:
+               shared_per_block: float = 0.0, independent: bool = True) -> StreamKernel:
     """A memory-streaming kernel: FLOP on the CUDA cores and SFUs, bytes through L2 and DRAM.
 
     Threads default to one per 16-byte vector of the DRAM traffic; resident threads (occupancy)
     times 16 B are in flight, which by Little's law bounds the bandwidth of small kernels (combined
-    with the peak by :func:`achievable_bandwidth`).
+    with the peak by :func:`achievable_bandwidth`). ``independent=False``: the kernel's accesses
+    form dependence chains whose latency the caller prices explicitly, so the bytes move at the
+    achievable peak (applying Little's law as well would count the same latency twice).
     """
     dram = np.asarray(dram_bytes, dtype=np.float64)
     if threads_total is None:
@@ -275,10 +385,11 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     compute = np.where(vector_flop > 0, vector_flop / np.maximum(rate, 1e-300), 0.0)
     sfu_rate = p.sfu_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
     special = special_flop / sfu_rate
-    l2_bw = achievable_bandwidth(p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency,
-                                 little_bandwidth(inflight, p.l2_latency_s))
-    dram_bw = achievable_bandwidth(p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency,
-                                   little_bandwidth(inflight, p.l2_latency_s + p.dram_latency_s))
+    l2_bw = p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency
+    dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency
+    if independent:
+        l2_bw = achievable_bandwidth(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
+        dram_bw = achievable_bandwidth(dram_bw, little_bandwidth(inflight, p.l2_latency_s + p.dram_latency_s))
     l2 = np.asarray(l2_bytes, dtype=np.float64) / l2_bw
     dram_t = dram / dram_bw
     fill = np.where(dram > 0, p.l2_latency_s + p.dram_latency_s, p.l2_latency_s)

@@ -47,6 +47,7 @@ __all__ = [
     "GemmShape",
     "gemm_tiled_bytes",
     "gemm_bytes",
+    "gemm_bytes_rows",
     "gemm_min_bytes",
     "gemm_untiled_bytes",
     "conv_a_pass_bytes",
@@ -151,19 +152,79 @@ def gemm_bytes(shape: GemmShape, capacity_bytes: np.ndarray | float) -> np.ndarr
     return out.reshape(np.shape(capacity_bytes))
 
 
+def _row_candidates(dim: np.ndarray) -> np.ndarray:
+    """:func:`_tile_candidates` of every entry of ``dim`` (R,) as an (R, B+1) array.
+
+    Powers of two at or above a row's dimension are replaced by the dimension itself: duplicates of
+    a candidate leave the minimum over candidates unchanged.
+    """
+    bits = int(np.max(dim)).bit_length()
+    powers = np.exp2(np.arange(bits, dtype=np.float64))[None, :]
+    col = dim[:, None]
+    return np.concatenate([np.where(powers < col, powers, col), col], axis=1)
+
+
+def gemm_bytes_rows(m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray, a_bytes: np.ndarray,
+                    b_bytes: np.ndarray, c_bytes: np.ndarray, a_pass: np.ndarray,
+                    capacity_bytes: np.ndarray) -> np.ndarray:
+    """:func:`gemm_bytes` of R GEMMs at once: row ``i`` is GEMM ``i`` at capacity ``capacity_bytes[i]``.
+
+    Every argument is an array of shape (R,) (``a_pass`` the bytes of one pass over A, one
+    instance). The same formulas in the same order as :func:`gemm_bytes`, so each row equals the
+    one-GEMM call to the last bit; the candidate tiles of every row are padded to a common count.
+    """
+    m, n, k, batch, a, b, c, a_pass, cap = (np.asarray(v, dtype=np.float64)[:, None] for v in
+                                             (m, n, k, batch, a_bytes, b_bytes, c_bytes, a_pass, capacity_bytes))
+    tms, tns = _row_candidates(m[:, 0]), _row_candidates(n[:, 0])
+    nt = tns.shape[1]
+    tm = np.repeat(tms, nt, axis=1)
+    tn = np.tile(tns, (1, tms.shape[1]))
+    untiled = (a_pass * n + b * k * n * m + c * m * n) * batch
+    fits = tm * tn * c + tm * a + tn * b <= cap
+    q_os = (a_pass * np.ceil(n / tn) + b * k * n * np.ceil(m / tm) + c * m * n) * batch
+    q_os = np.where(fits, q_os, untiled).min(axis=1)
+    a_row = a_pass / m
+    fits_a = tms * a_row + k * b + tms * c <= cap
+    q_a = (a_pass + b * k * n * np.ceil(m / tms) + c * m * n) * batch
+    q_a = np.where(fits_a, q_a, untiled).min(axis=1)
+    fits_b = tns * k * b + a_row + tns * c <= cap
+    q_b = (a_pass * np.ceil(n / tns) + b * k * n + c * m * n) * batch
+    q_b = np.where(fits_b, q_b, untiled).min(axis=1)
+    return np.minimum(np.minimum(q_os, q_a), q_b)
+
+
 def conv_a_pass_bytes(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,
-                      out_h: int, out_w: int, elem_bytes: float, capacity_bytes: np.ndarray | float) -> np.ndarray:
+                      out_h: int, out_w: int, elem_bytes: float, capacity_bytes: np.ndarray | float,
+                      whole_rows: bool = False) -> np.ndarray:
     """Bytes of one pass over the implicit im2col matrix A at a level of ``capacity_bytes``.
 
     The input tensor once if the level holds the sliding window of ``kernel_h`` input rows of one
     image (``kernel_h x width x in_channels`` elements), else the im2col matrix
     ``N P Q x C R S`` (no halo reuse). Never below the input once, never above im2col.
+    ``whole_rows``: memory is fetched in lines wider than the column stride, so a strided
+    convolution (im2col smaller than the input) still reads every input row it touches whole:
+    the lower bound is then ``N C min(H, P R) W`` elements, not the im2col size.
     """
+    return np.where(np.asarray(capacity_bytes, dtype=np.float64) >= conv_window_bytes(
+        in_channels, width, kernel_h, elem_bytes), *conv_a_pass_bounds(
+        batch, in_channels, height, width, kernel_h, kernel_w, out_h, out_w, elem_bytes, whole_rows))
+
+
+def conv_window_bytes(in_channels: int, width: int, kernel_h: int, elem_bytes: float) -> float:
+    """The sliding window of ``kernel_h`` input rows of one image, bytes."""
+    return kernel_h * width * in_channels * elem_bytes
+
+
+def conv_a_pass_bounds(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,
+                       out_h: int, out_w: int, elem_bytes: float, whole_rows: bool = False) -> tuple[float, float]:
+    """(low, high): the A pass of :func:`conv_a_pass_bytes` when the window fits, and when it does not."""
     input_bytes = batch * in_channels * height * width * elem_bytes
     im2col_bytes = batch * out_h * out_w * in_channels * kernel_h * kernel_w * elem_bytes
-    window_bytes = kernel_h * width * in_channels * elem_bytes
-    low, high = min(input_bytes, im2col_bytes), max(input_bytes, im2col_bytes)
-    return np.where(np.asarray(capacity_bytes, dtype=np.float64) >= window_bytes, low, high)
+    floor_bytes = im2col_bytes
+    if whole_rows:
+        floor_bytes = max(im2col_bytes, min(input_bytes, batch * in_channels * min(height, out_h * kernel_h)
+                                            * width * elem_bytes))
+    return min(input_bytes, floor_bytes), max(input_bytes, im2col_bytes)
 
 
 def conv_bytes(shape: GemmShape, a_pass_by_capacity: np.ndarray, capacity_bytes: np.ndarray | float) -> np.ndarray:

@@ -28,7 +28,8 @@ ORDERINGS = (
 def compare(measurements: Path, use_profile: bool = True) -> list[dict]:
     with measurements.open() as f:
         measured = {r["name"]: r for r in csv.DictReader(f)}
-    model = machine_model(DATA / "latency_profile.csv" if use_profile else None)
+    # The latency profile measured alongside these measurements (same folder).
+    model = machine_model(measurements.parent / "latency_profile.csv" if use_profile else None)
     rows = []
     for case in _cases("full"):
         if case.name not in measured:

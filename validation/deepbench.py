@@ -8,6 +8,12 @@ DeepBench_NV_V100.xlsx; every row keeps its source). No per-shape constant is fi
 model and preset fields run on every GPU. DeepBench's "16 bit inputs, 32 bit accumulation" rows
 are fp16 (Tensor Cores); "Float" rows are fp32 (CUDA cores).
 
+DeepBench's tensors are NCHW. On a Tensor-Core GPU the model pads channels to the MMA multiple
+(``tensor_core.channel_multiple``) and, for R x S > 1 filters, adds cuDNN's NCHW -> NHWC input
+and filter transposes (``efficiency.conv_nchw_transposes``); strided convolutions read every input
+row they touch whole (a row is fetched in L2 lines). These are device-level fields with sources,
+the same for every GPU.
+
 The measured times are per call of a loop of back-to-back calls, so they include the launch
 overhead of each kernel; convolution rows where cuDNN chose Winograd or FFT (fewer FLOP than the
 direct algorithm) are reported both with all rows and restricted to IMPLICIT_GEMM-family choices.
@@ -32,9 +38,12 @@ def _dtype(precision: str) -> str:
     return "fp16" if precision.startswith("16") else "fp32"
 
 
-def gemm_rows(gpu: object) -> pd.DataFrame:
+PRESET = "gpu/v100-sxm2-16gb"
+
+
+def gemm_rows(gpu: object, data: Path = DATA) -> pd.DataFrame:
     """Predicted vs measured time for every DeepBench GEMM row."""
-    df = pd.read_csv(DATA / "deepbench_gemm_v100.csv")
+    df = pd.read_csv(data / "deepbench_gemm_v100.csv")
     out = []
     for r in df.itertuples():
         dt = _dtype(r.precision)
@@ -45,9 +54,9 @@ def gemm_rows(gpu: object) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def conv_rows(gpu: object) -> pd.DataFrame:
+def conv_rows(gpu: object, data: Path = DATA) -> pd.DataFrame:
     """Predicted vs measured forward time for every DeepBench convolution row."""
-    df = pd.read_csv(DATA / "deepbench_conv_v100.csv")
+    df = pd.read_csv(data / "deepbench_conv_v100.csv")
     out = []
     for r in df.itertuples():
         dt = _dtype(r.precision)
@@ -68,19 +77,26 @@ def report(rows: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def summary(data: Path = DATA) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every row's prediction, MAPE per family): the four dtype families, then ``gemm_all``,
+    ``conv_fwd_all`` and ``conv_fwd_implicit_gemm_algos`` (rows where cuDNN chose an implicit-GEMM
+    algorithm)."""
+    gpu = presets.load_preset(PRESET)
+    gemm, conv = gemm_rows(gpu, data), conv_rows(gpu, data)
+    rows = pd.concat([gemm, conv], ignore_index=True)
+    families = pd.concat([report(rows), report(gemm.assign(family="gemm_all")),
+                          report(conv.assign(family="conv_fwd_all")),
+                          report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))])
+    return rows, families
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--csv", type=Path, help="write every row's prediction here")
     parser.add_argument("--rows", action="store_true", help="print every row")
     args = parser.parse_args(argv)
-    gpu = presets.load_preset("gpu/v100-sxm2-16gb")
-    gemm, conv = gemm_rows(gpu), conv_rows(gpu)
-    rows = pd.concat([gemm, conv], ignore_index=True)
-    summary = report(rows)
-    gemm_all = report(gemm.assign(family="gemm_all"))
-    conv_all = report(conv.assign(family="conv_fwd_all"))
-    conv_gemm = report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))
-    print(pd.concat([summary, gemm_all, conv_all, conv_gemm]).round(1).to_string())
+    rows, families = summary()
+    print(families.round(1).to_string())
     if args.rows:
         print(rows.to_string())
     if args.csv:

@@ -8,6 +8,9 @@ absolute percentage error (MAPE) and the mean signed error (positive: archsim pr
 predicted-vs-measured log-log scatter and an error-vs-size plot, and fails (exit status 1) when a
 family exceeds its error budget.
 
+The DeepBench V100 library timings and the CPU measurements are separate sections
+(:mod:`validation.sections`), labelled so that neither is read as a measurement of the GPU kernels.
+
 Error budgets (MAPE, percent): the table ``BUDGETS_PCT`` below. Families in ``UNBUDGETED`` are reported
 without a budget, for the reason given there.
 """
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from validation import dataio
+from validation import dataio, sections
 from validation.cases import KernelCase
 
 __all__ = [
@@ -257,8 +260,12 @@ def run_report(
     load_hardware: Callable[[str], Any] = _load_preset,
     packages: dict[str, list[str]] | None = None,
 ) -> int:
-    """Report every device; 0 if all budgeted families are within budget, 1 if one is over, 2 for data
-    that cannot be predicted (no preset, unknown case names)."""
+    """Report every device folder; 0 if all budgeted families are within budget, 1 if one is over, 2 for
+    data that cannot be predicted (no preset, unknown case names).
+
+    ``data_dir/deepbench/`` (DeepBench's published V100 library timings) and ``cpu-*`` folders in the
+    format of :mod:`validation.cpu_measure` are reported as their own sections (:mod:`validation.sections`);
+    a DeepBench family over its budget also gives status 1."""
     from validation import plots
 
     log = log or (lambda _msg: None)
@@ -269,7 +276,22 @@ def run_report(
         log(f"no measurements: no device folders under {data_dir}")
         return 0
     reports = []
+    extra: list[sections.Section] = []
     for folder in folders:
+        if folder.name == "deepbench":
+            sec = sections.deepbench_section(folder)
+            if sec is None:
+                log(f"no DeepBench CSVs in {folder}")
+            else:
+                extra.append(sec)
+            continue
+        if sections.is_cpu_measure_folder(folder):
+            sec = sections.cpu_section(folder)
+            if sec is None:
+                log(f"no CPU measurements for {folder.name} (no case of that name)")
+            else:
+                extra.append(sec)
+            continue
         csv_path = folder / "measurements.csv"
         targets = sorted({m.target for m in dataio.read_measurements(csv_path)}) if csv_path.exists() else []
         rep = report_device(
@@ -283,6 +305,7 @@ def run_report(
         reports.append(rep)
     status = 0
     for rep in reports:
+        log(f"== kernels measured by this project: {rep.device} ==")
         for line in summary_lines(rep):
             log(line)
         if rep.preset is None or rep.unknown:
@@ -296,4 +319,11 @@ def run_report(
             (dest / "summary.txt").write_text("\n".join(summary_lines(rep)) + "\n")
             for path in plots.write_plots(rep, dest, BUDGETS_PCT):
                 log(f"  wrote {path}")
+    for sec in extra:
+        for line in sections.section_lines(sec):
+            log(line)
+        if sec.over_budget:
+            status = max(status, 1)
+        for path in sections.write_section(sec, out_dir):
+            log(f"  wrote {path}")
     return status

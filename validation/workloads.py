@@ -4,10 +4,13 @@ Every kernel module describes its work through these functions, so the contract 
 ``archsim.workload.ops`` lives in one file. They are called lazily (from ``KernelCase.describe``), never
 at import, and they receive only the kernel's declared sizes and launch: no measurement reaches them.
 
-Operators whose kernels archsim models as a library would run them (cuBLAS GEMM, elementwise, softmax,
-layernorm, reduction, direct convolution) are described as ops; kernels whose traffic differs from the
-op's ideal (naive matmul, pointer chase, FMA chains, the bandwidth kernels' launch variants) as a
-``Kernel`` with the byte and FLOP counts derived in the kernel module's docstring.
+A kernel is described as what it is. The cuBLAS cases are the library, so they are ``Gemm``; the
+streaming kernels (elementwise, softmax, layernorm, reduction) are described as their ops, which archsim
+prices at their compulsory traffic and CUDA-core arithmetic. Hand-written kernels whose algorithm differs
+from what a library would run (naive and tiled matmul, direct convolution, pointer chase, FMA chains, the
+bandwidth kernels' launch variants) are a ``Kernel`` with the FLOP and byte counts derived in the kernel
+module's docstring: were they described as ``Gemm`` or ``Conv2d`` archsim would predict cuBLAS/cuDNN
+speed (Tensor Cores, Winograd), which their code cannot reach.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from validation.cases import Launch
 
-__all__ = ["DTYPE_NAMES", "kernel", "gemm", "conv2d", "elementwise", "softmax", "layernorm", "reduce_sum"]
+__all__ = ["DTYPE_NAMES", "kernel", "gemm", "elementwise", "softmax", "layernorm", "reduce_sum"]
 
 # numpy dtype name -> archsim dtype name (``archsim.workload.DType`` values).
 DTYPE_NAMES: dict[str, str] = {"float64": "fp64", "float32": "fp32", "float16": "fp16"}
@@ -72,30 +75,6 @@ def kernel(
 
 def gemm(m: int, n: int, k: int, dtype: str, batch: int = 1) -> Any:
     return _ops().Gemm(m, n, k, dtype=_dt(dtype), batch=batch)
-
-
-def conv2d(
-    batch: int,
-    in_channels: int,
-    out_channels: int,
-    height: int,
-    width: int,
-    kernel_rs: tuple[int, int],
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dtype: str,
-) -> Any:
-    return _ops().Conv2d(
-        batch,
-        in_channels,
-        out_channels,
-        height,
-        width,
-        kernel=kernel_rs,
-        stride=stride,
-        padding=padding,
-        dtype=_dt(dtype),
-    )
 
 
 def elementwise(shape: tuple[int, ...], fn: str, dtype: str) -> Any:

@@ -7,6 +7,9 @@ explicit keyword arguments, validated here:
   ``"host"``, ``"pim"``); default the GPU when present, else the host. Transfers use the host link.
 * ``overlap``: the roofline engine's graph latency is the longest dependency path instead of the sum.
 * ``threads``: CPU threads (default every core).
+* ``host_dispatch``: on a System, each GPU kernel waits for the host framework's dispatch
+  (``host.efficiency.op_overhead_s``) when that outlasts the kernel (default ``True``; see
+  :mod:`archsim.engines.cost`); ``False`` prices the GPU's launch latency alone.
 * discrete-event engine only (see :func:`archsim.engines.des.estimate_des`): ``streams``,
   ``overlap_copies``, ``loader`` (an ``InputPipeline``), ``steps``, ``data_parallel`` (a
   ``DataParallel``), ``offload`` (a ``PIMOffload``); ``None`` leaves the engine's default.
@@ -29,18 +32,20 @@ __all__ = ["estimate", "estimate_many", "op_cost", "OpCost", "CostOptions", "ENG
 ENGINES: tuple[str, ...] = ("roofline", "des")
 
 
-def _options(device: str | None, threads: int | None) -> CostOptions:
+def _options(device: str | None, threads: int | None, host_dispatch: bool = True) -> CostOptions:
     if device is not None and device not in DEVICE_ROLES:
         raise EngineError(f"device={device!r} is not allowed; allowed: {', '.join(DEVICE_ROLES)} (or None)")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise EngineError(f"threads must be a positive int or None, got {threads!r}")
-    return CostOptions(device=device, threads=threads)  # type: ignore[arg-type]
+    if not isinstance(host_dispatch, bool):
+        raise EngineError(f"host_dispatch must be True or False, got {host_dispatch!r}")
+    return CostOptions(device=device, threads=threads, host_dispatch=host_dispatch)  # type: ignore[arg-type]
 
 
 def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
              overlap: bool = False, threads: int | None = None, streams: int | None = None,
              overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
-             data_parallel: Any = None, offload: Any = None) -> RunResult:
+             data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True) -> RunResult:
     """Estimate the time and energy of ``work`` (an op or an OpGraph) on ``hardware``.
 
     ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
@@ -48,7 +53,7 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
     """
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
-    options = _options(device, threads)
+    options = _options(device, threads, host_dispatch)
     des_options = {k: v for k, v in (("streams", streams), ("overlap_copies", overlap_copies), ("loader", loader),
                                      ("steps", steps), ("data_parallel", data_parallel), ("offload", offload))
                    if v is not None}
@@ -69,7 +74,7 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = None, overlap: bool = False,
-                  threads: int | None = None) -> pd.DataFrame:
+                  threads: int | None = None, host_dispatch: bool = True) -> pd.DataFrame:
     """The roofline estimate of ``work`` at every hardware point, vectorised: one row per point.
 
     Columns: ``latency_s``, ``energy_j``, ``energy_<component>_j``, ``data_movement_fraction``,
@@ -78,4 +83,4 @@ def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = No
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     from archsim.engines.roofline import estimate_many as _many
-    return _many(work, list(hardware), _options(device, threads), overlap=overlap)
+    return _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)

@@ -46,6 +46,12 @@ def _add(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.nda
     return out
 
 
+def _add_optional(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
 def sum_costs(parts: Sequence[CostArrays], kind: str, flop: float) -> CostArrays:
     """Kernels run one after another: times, bytes, actions, energies and overheads add up."""
     first = parts[0]
@@ -66,5 +72,6 @@ def sum_costs(parts: Sequence[CostArrays], kind: str, flop: float) -> CostArrays
             energy_breakdown_j=_add(acc.energy_breakdown_j, nxt.energy_breakdown_j),
             static_power_w=first.static_power_w,
             extra={},
+            dispatch_s=_add_optional(acc.dispatch_s, nxt.dispatch_s),
         )
     return CostArrays(**{**acc.__dict__, "kind": kind, "flop": flop})

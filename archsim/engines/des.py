@@ -40,7 +40,7 @@ from archsim.engines.desim.plan import Coster, Task
 from archsim.errors import EngineError
 from archsim.results import OpResult, RunResult, TimelineEntry
 
-__all__ = ["estimate_des", "prepare_des", "DESRun", "InputPipeline", "DataParallel", "PIMOffload"]
+__all__ = ["estimate_des", "prepare_des", "steady_step_s", "DESRun", "InputPipeline", "DataParallel", "PIMOffload"]
 
 
 def _check_int(name: str, value: Any) -> int:
@@ -160,7 +160,7 @@ class DESRun:
         hold = self.hold_core and group != "pim"
         for t, cross, b in self.waits_of[(group, k)]:
             # Predecessors on this lane are done already: only other lanes' are checked.
-            waits = [done[p] for p in cross if not done[p].triggered]
+            waits = [done[p] for p in cross if not done[p].triggered] if cross else []
             if b >= 0:
                 ev = self.bucket_done(s, b)
                 if not ev.triggered:
@@ -267,6 +267,40 @@ def _static_w(hw: HardwareView, records: list[Record], replicas: int, loader: An
     return out
 
 
+def _loader_period_s(run: DESRun) -> float:
+    """The loader's sustained time per batch of one replica, in s (0 without a loader).
+
+    Each of ``cores`` workers makes one batch per ``batch_s``, and the replicas' workers together hold
+    at most the host's cores, so one replica gets a batch no faster than every
+    ``batch_s x replicas / min(cores x replicas, host cores)``.
+    """
+    loader = run.loader
+    if loader is None:
+        return 0.0
+    workers = loader.cores * run.replicas
+    return run.batch_s * run.replicas / min(workers, run.hw.host.cores)
+
+
+def steady_step_s(step_s: list[float], loader_period_s: float = 0.0) -> float:
+    """The steady-state training step time (s) of a run with per-step times ``step_s``.
+
+    Two things bound the steady state from below, and the larger one sets it: the device's step,
+    measured as the mean step time after the first step (which holds the first batch's preparation
+    and copy), and the loader's sustained time per batch ``loader_period_s`` (a step consumes a
+    batch; over a long run they cannot come faster than the workers make them). The measured mean
+    alone misleads on a short CPU-bound run: ``k`` workers start together and deliver their first
+    ``k`` batches at once, so the first ``k`` steps run back to back at the device's speed and a run
+    of a few steps sees only that burst (0.008 s steps for a 0.04 s loader period). The bound does
+    not see host cores taken by host ops of the graph; those slow the loader only in the measured
+    mean, which a run long enough to cover several loader cycles shows. With one step there is no
+    step-to-step interval: the bound is then the first step, load included.
+    """
+    if not step_s:
+        raise EngineError("steady_step_s needs at least one step time")
+    measured = sum(step_s[1:]) / (len(step_s) - 1) if len(step_s) > 1 else step_s[0]
+    return max(measured, loader_period_s)
+
+
 def _op_result(rec: Record) -> OpResult:
     t = rec.task
     c = t.cost
@@ -306,8 +340,9 @@ def estimate_des(work: Any, hardware: Any, options: CostOptions | None = None, *
 
     Returns a :class:`~archsim.results.RunResult` with one OpResult per executed op (per step and
     GPU), the timeline, per-resource utilisation, and in ``_meta["des"]`` the event count and the
-    step times (``step_s``: per step, from the previous step's end; ``step_time_s``: their mean
-    after the first, warm-up, step).
+    step times: ``step_s``, per step, from the previous step's end; ``step_time_s``, the steady-state
+    step time (see :func:`steady_step_s`); ``loader_period_s``, the loader's sustained time per batch
+    (0 without a loader).
     """
     run = prepare_des(work, hardware, options, streams=streams, overlap_copies=overlap_copies, loader=loader,
                       steps=steps, data_parallel=data_parallel, offload=offload)
@@ -376,22 +411,23 @@ def _result(run: DESRun) -> RunResult:
                                           rec.task.shared_bytes, float(sum(rec.task.dynamic_j.values()))))
     ends = run.step_end[0]
     step_s = [b - a for a, b in zip([0.0, *ends[:-1]], ends, strict=True)]
-    # Mean after the first (warm-up) step: with k loader workers batches arrive in bursts of k.
-    steady = (ends[-1] - ends[0]) / (len(ends) - 1) if len(ends) > 1 else ends[0]
+    period = _loader_period_s(run)
+    steady = steady_step_s(step_s, period)
     util = run.m.utilisation(makespan)
     if loader is not None:
         util["host.loader"] = min(1.0, run.m.busy_s["host.loader"] / (loader.cores * replicas * makespan))
     meta = {
         "archsim_version": __version__, "engine": "des", "hardware_name": hw.name,
         "hardware_hash": hardware.content_hash() if hasattr(hardware, "content_hash") else "",
-        "options": {"device": options.device, "threads": options.threads, "streams": streams,
+        "options": {"device": options.device, "threads": options.threads, "host_dispatch": options.host_dispatch,
+                    "streams": streams,
                     "overlap_copies": overlap_copies, "steps": steps,
                     "loader": None if loader is None else {k: v for k, v in asdict(loader).items()
                                                           if k != "preprocess"},
                     "data_parallel": None if data_parallel is None else asdict(data_parallel),
                     "offload": None if offload is None else asdict(offload)},
         "des": {"events": run.events(), "step_s": step_s, "step_time_s": steady,
-                "static_power_w": static, "loader_batch_s": run.batch_s},
+                "static_power_w": static, "loader_batch_s": run.batch_s, "loader_period_s": period},
     }
     return RunResult(engine="des", hardware=hw.name, workload=name, latency_s=makespan,
                      energy_j=float(sum(energy.values())), energy_breakdown_j=energy, ops=tuple(ops_out),

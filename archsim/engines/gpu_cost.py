@@ -19,6 +19,7 @@ shared-memory byte written into and read out of registers once (2 x the L1 bytes
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -54,13 +55,28 @@ def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.nd
             launches: np.ndarray, level_bytes: dict[str, np.ndarray], wfrac: dict[str, float | np.ndarray],
             flop_units: dict[str, np.ndarray], extra: dict[str, np.ndarray]) -> CostArrays:
     """Assemble a :class:`CostArrays`: latency, read/write split, DRAM activations, energy."""
+    return assemble(op.kind, float(op.flop()), p, times, kernel_s, overhead, launches, level_bytes, wfrac,
+                    flop_units, extra)
+
+
+def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.ndarray,
+             overhead: np.ndarray, launches: np.ndarray, level_bytes: dict[str, np.ndarray],
+             wfrac: dict[str, float | np.ndarray], flop_units: dict[str, np.ndarray],
+             extra: dict[str, np.ndarray]) -> CostArrays:
+    """:func:`_finish` for a kernel given by its kind and FLOP (rows of ``p`` may be stacked ops)."""
     prices = _prices(p)
     flop_j = {}
     for key in flop_units:
         unit, _, prec = key.partition(":")
         flop_j[key] = (p.special_flop_j if unit == "special"
                        else p.tensor_flop_j[prec] if unit == "tensor" else p.vector_flop_j[prec])
-    latency = kernel_s + overhead
+    # The host's dispatch of the launches overlaps the previous kernels (asynchronous launches) and
+    # is exposed only where it outlasts this kernel plus its launch latency (archsim.engines.cost).
+    dispatch = launches * p.host_dispatch_s
+    device_s = kernel_s + overhead
+    host_bound = dispatch > device_s
+    latency = np.where(host_bound, dispatch, device_s)
+    overhead = np.where(host_bound, dispatch - kernel_s, overhead)
     reads = {lv: level_bytes[lv] * (1.0 - wfrac.get(lv, 0.0)) for lv in level_bytes}
     writes = {lv: level_bytes[lv] * wfrac.get(lv, 0.0) for lv in level_bytes}
     # Streaming access opens each DRAM row once (a row buffer's worth of bytes per activation).
@@ -68,36 +84,56 @@ def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.nd
     energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
                      np.zeros(p.n), latency)
     times = {**times, "overhead": overhead}
-    return CostArrays(kind=op.kind, device="gpu", flop=float(op.flop()), latency_s=latency, time_by_unit_s=times,
+    return CostArrays(kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s=times,
                       bytes_by_level=level_bytes, flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes,
                       dram_activations=activations, link_bytes=np.zeros(p.n), overhead_s=overhead,
-                      launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra)
+                      launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra,
+                      dispatch_s=dispatch)
 
 
 def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
                extra_vector_flop: float, extra_dram_bytes: float, wfrac: float) -> CostArrays:
-    prec = precision_of(op)
+    mm = float(op.flop_breakdown().get("matmul", 0))
+    parts = gemm_parts(p, precision_of(op), op.label, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes,
+                       shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm)
+    return _finish(op, p, *parts)
+
+
+def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point."""
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
-    vkey = _vector_key(p, prec)
-    vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
+    vector_rate = p.vector_flop_per_cycle_per_sm[_vector_key(p, prec)]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
     if np.any(rate <= 0):
-        raise EngineError(f"{op.label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
-    eff = np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
-    k = kn.gpu_gemm(p, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes, shape.b_bytes, shape.c_bytes,
-                    rate, eff, dram_bytes + extra_dram_bytes, a_stream_factor=a_stream)
+        raise EngineError(f"{label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
+    return use_tc, rate, np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
+
+
+def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
+               c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
+               kernel: kn.GemmKernel | None = None) -> tuple:
+    """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
+
+    ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
+    matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP. ``kernel``, when given, is the
+    already predicted :func:`archsim.kernels.gpu_gemm` of these rows.
+    """
+    vkey = _vector_key(p, prec)
+    vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
+    use_tc, rate, eff = gemm_unit(p, prec, label)
+    k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
+                                                      a_stream_factor=a_stream)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
-    mm = float(op.flop_breakdown().get("matmul", 0))
     zero = np.zeros(p.n)
     times = {"compute:tensor": np.where(use_tc, k.compute_s, 0.0),
              "compute:vector": np.where(use_tc, epilogue, k.compute_s + epilogue),
              "memory:l1": k.l1_s, "memory:l2": k.l2_s, "memory:dram": k.dram_s}
     overhead = k.launches * p.launch_overhead_s + k.fill_s
     kernel_s = k.time_s - k.fill_s + epilogue
-    register = 2.0 * k.l1_bytes + 1.5 * shape.c_bytes * extra_vector_flop
+    register = 2.0 * k.l1_bytes + 1.5 * c_b * extra_vector_flop
     level_bytes = {"register": register, "l1": k.l1_bytes, "l2": k.l2_bytes, "dram": k.dram_bytes}
-    out_frac = shape.c_bytes * shape.m * shape.n * shape.batch
+    out_frac = c_b * m * n * batch
     wf = {lv: np.clip(out_frac / np.maximum(level_bytes[lv], 1.0), 0.0, 1.0) for lv in ("l1", "l2", "dram")}
     wf["register"] = 1.0 / 3.0
     flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0), f"vector:{vkey}": np.where(use_tc, 0.0, mm)
@@ -105,8 +141,8 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
     extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
              "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
              "flop_executed": k.flop_executed,
-             "blocks": np.ceil(shape.m / k.bm) * np.ceil(shape.n / k.bn) * shape.batch * k.split_k}
-    return _finish(op, p, times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra)
+             "blocks": np.ceil(m / k.bm) * np.ceil(n / k.bn) * batch * k.split_k}
+    return times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra
 
 
 def _gemm(op: Any, p: GPUParams) -> CostArrays:
@@ -158,6 +194,13 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
 def _pick(a: CostArrays, b: CostArrays) -> CostArrays:
     """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm picks the fastest)."""
     use_b = b.latency_s < a.latency_s
+    out = select(use_b, a, b)
+    return dataclasses.replace(out, extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()},
+                                           "winograd": use_b.astype(float)})
+
+
+def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
+    """Per point, ``b`` where ``use_b`` else ``a`` (keys missing on one side count as 0)."""
 
     def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         keys = dict.fromkeys([*x, *y])
@@ -172,17 +215,106 @@ def _pick(a: CostArrays, b: CostArrays) -> CostArrays:
         link_bytes=np.where(use_b, b.link_bytes, a.link_bytes), overhead_s=np.where(use_b, b.overhead_s, a.overhead_s),
         launches=np.where(use_b, b.launches, a.launches),
         energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
-        extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()}, "winograd": use_b.astype(float)})
+        extra=sel(a.extra, b.extra), dispatch_s=_pick_optional(use_b, a.dispatch_s, b.dispatch_s))
+
+
+def _pick_optional(use_b: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """``np.where(use_b, b, a)`` with a missing side counted as 0; ``None`` when both are missing."""
+    if a is None and b is None:
+        return None
+    return np.where(use_b, 0.0 if b is None else b, 0.0 if a is None else a)
+
+
+def conv_configs(op: Any, p: GPUParams) -> list[tuple[np.ndarray, int, bool]]:
+    """The distinct (points, channel multiple, NCHW transposes) a convolution runs with.
+
+    Points whose GPU runs the precision on Tensor Cores pad channels to ``tensor_core.channel_multiple``
+    and, with ``efficiency.conv_nchw_transposes``, transpose NCHW tensors to NHWC and back; other
+    points run the plain CUDA-core kernel (multiple 1, no transposes).
+    """
+    return precision_configs(p, precision_of(op))
+
+
+def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bool]]:
+    """:func:`conv_configs` of any convolution of precision ``prec``."""
+    use_tc = p.tensor_flop_per_cycle_per_sm[prec] > 0
+    mult = np.where(use_tc, p.tensor_channel_multiple, 1.0)
+    trans = np.where(use_tc, p.conv_nchw_transposes, 0.0)
+    keys = sorted(set(zip(mult.tolist(), trans.tolist(), strict=True)))
+    return [((mult == m) & (trans == t), int(m), bool(t)) for m, t in keys]
+
+
+def pad_channels(op: Any, multiple: int) -> Any:
+    """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already)."""
+    g = op.groups
+    c, k = op.in_channels // g, op.out_channels // g
+    cp, kp = -(-c // multiple) * multiple, -(-k // multiple) * multiple
+    if (cp, kp) == (c, k):
+        return op
+    return dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g)
+
+
+def layout_transfers(op: Any, padded: Any) -> list[tuple[float, float]]:
+    """(read, write) bytes of the NCHW -> NHWC transposes of a Tensor-Core convolution's two inputs.
+
+    Each reads the tensor once and writes it once in NHWC, padded channels included. The output is
+    written in NCHW by the main kernel's epilogue (no extra pass), and a 1x1 filter needs no
+    transpose: it is a GEMM on the NCHW tensor as it lies (``efficiency.conv_nchw_transposes``).
+    """
+    if op.kernel == (1, 1):
+        return []
+    e = elem_bytes(op)
+    r, s = op.kernel
+    x, xp = (op.batch * c * op.height * op.width * e for c in (op.in_channels, padded.in_channels))
+    w, wp = (k * (c // op.groups) * r * s * e for k, c in ((op.out_channels, op.in_channels),
+                                                            (padded.out_channels, padded.in_channels)))
+    y, yp = (op.batch * k * op.out_height * op.out_width * e for k in (op.out_channels, padded.out_channels))
+    if op.pass_ == "forward":
+        return [(x, xp), (w, wp)]
+    if op.pass_ == "backward_data":  # dY and W in, dX out
+        return [(y, yp), (w, wp)]
+    return [(x, xp), (y, yp)]  # backward_weight: X and dY in, dW out
+
+
+def with_transfers(op: Any, main: CostArrays, transfers: list[CostArrays], flop: float) -> CostArrays:
+    """The transposes and the main kernel in sequence; the main kernel's tile facts kept."""
+    if not transfers:
+        return dataclasses.replace(main, kind=op.kind, flop=flop)
+    total = sum_costs([*transfers, main], op.kind, flop)
+    return dataclasses.replace(total, extra=main.extra)
 
 
 def _conv(op: Any, p: GPUParams) -> CostArrays:
     if op.is_depthwise_like:
         return _stream(op, p)
+    flop = float(op.flop())
+    out = None
+    for mask, multiple, transposes in conv_configs(op, p):
+        padded = pad_channels(op, multiple)
+        main = _conv_algorithms(padded, p)
+        transfers = []
+        if transposes:
+            prec, e = precision_of(op), elem_bytes(op)
+            transfers = [_stream_raw(op, p, prec, e, 0.0, 0.0, rd, wr, np.full(p.n, rd + wr))
+                         for rd, wr in layout_transfers(op, padded)]
+        c = with_transfers(op, main, transfers, flop)
+        out = c if out is None else select(mask, out, c)
+    return out
+
+
+def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
+    """Implicit GEMM, or for a 3x3 stride-1 forward convolution the faster of it and Winograd."""
     direct = _implicit_gemm(op, p)
     if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
             and op.groups == 1):
         return _pick(direct, _winograd(op, p))
     return direct
+
+
+def whole_rows(op: Any, p: GPUParams) -> bool:
+    """True when every point's L2 line is wider than the convolution's column stride in bytes
+    (a strided read then fetches whole input rows; :func:`archsim.traffic.conv_a_pass_bytes`)."""
+    return bool(np.all(p.l2_line_bytes > op.stride[1] * elem_bytes(op)))
 
 
 def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
@@ -194,8 +326,11 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     npq, crs = op.batch * pq, c * r * s
     in_bytes = op.batch * c * op.height * op.width * e
 
+    rows = whole_rows(op, p)
+
     def a_pass(cap: np.ndarray) -> np.ndarray:
-        return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap)
+        return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap,
+                                    whole_rows=rows)
 
     if op.pass_ == "backward_data":
         # dcols = dY W^T; col2im writes dX (the input's size) rather than the im2col matrix.
@@ -215,29 +350,68 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0)
 
 
+ROWWISE_KINDS = ("softmax", "layernorm")
+
+
+def rowwise_traffic(op: Any, p: GPUParams) -> tuple[np.ndarray, np.ndarray] | None:
+    """(L2, DRAM) bytes of a row-wise two-pass op (softmax, layernorm), ``None`` for other ops.
+
+    One thread block normalises one row: a row that fits in the block's shared memory is read once;
+    a longer row is read again for the second pass (:func:`archsim.traffic.rowwise_bytes`), from L2
+    when the row fits in one SM's share of L2 (every SM streams a row at a time), else from DRAM.
+    """
+    if op.kind not in ROWWISE_KINDS:
+        return None
+    in_b, _ = io_bytes(op)
+    compulsory = float(op.min_bytes())
+    row_b = in_b / max(int(op.rows), 1)
+    l2 = tr.rowwise_bytes(compulsory, in_b, row_b, p.max_shared_memory_per_block_bytes)
+    dram = tr.rowwise_bytes(compulsory, in_b, row_b, p.l2_size_bytes / p.sm_count)
+    return np.asarray(l2, dtype=np.float64), np.asarray(dram, dtype=np.float64)
+
+
 def _stream(op: Any, p: GPUParams, dram_bytes: np.ndarray | None = None) -> CostArrays:
     mm, vector, special = flop_classes(op)
     in_b, out_b = io_bytes(op)
     compulsory = float(op.min_bytes())
     dram = np.full(p.n, compulsory) if dram_bytes is None else np.maximum(dram_bytes, compulsory)
+    l2 = None
+    rows = rowwise_traffic(op, p)
+    if rows is not None:
+        l2, dram = rows
     # GEMV and depthwise MACs run as FMAs on the CUDA cores.
-    return _stream_raw(op, p, precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, dram)
+    return _stream_raw(op, p, precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, dram, l2)
 
 
 def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, special: float, in_b: float,
-                out_b: float, dram: np.ndarray) -> CostArrays:
+                out_b: float, dram: np.ndarray, l2: np.ndarray | None = None) -> CostArrays:
     """A streaming kernel with explicit FLOP and bytes (``op`` names it and gives its total FLOP)."""
+    return _finish(op, p, *stream_parts(p, prec, e, vector, special, in_b, out_b, dram, l2_bytes=l2))
+
+
+def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
+                 dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None) -> tuple:
+    """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays).
+
+    ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1.
+    """
     vkey = _vector_key(p, prec)
-    k = kn.gpu_stream(p, vector, special, dram, dram, p.vector_flop_per_cycle_per_sm[vkey])
+    l2 = dram if l2_bytes is None else np.maximum(l2_bytes, dram)
+    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total)
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s
-    level_bytes = {"register": 1.5 * e * vector + dram, "l1": dram, "l2": dram, "dram": dram}
-    wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
-    flop_units = {f"vector:{vkey}": np.full(p.n, vector), "special": np.full(p.n, special)}
+    level_bytes = {"register": 1.5 * e * vector + l2, "l1": l2, "l2": l2, "dram": dram}
+    if np.ndim(in_b) or np.ndim(out_b):
+        total = in_b + out_b
+        wf: Any = np.divide(out_b, total, out=np.zeros(np.shape(total)), where=total > 0)
+    else:
+        wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
+    zero = np.zeros(p.n)
+    flop_units = {f"vector:{vkey}": vector + zero, "special": special + zero}
     extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "blocks": k.blocks}
-    return _finish(op, p, times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
-                   {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
+    return (times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
+            {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)
 
 
 def _gemv(op: Any, p: GPUParams) -> CostArrays:
@@ -291,28 +465,36 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
     prec = precision_of(op)
     vkey = _vector_key(p, prec)
     dram = float(op.dram_read_bytes + op.dram_write_bytes)
+    # Declared L2 / L1 traffic (a tiled kernel's re-reads) replaces the streaming assumption that every
+    # byte crosses L2 once and L1 not at all.
+    l2 = float(op.l2_bytes) if op.l2_bytes is not None else dram
+    l1 = float(op.l1_bytes) if op.l1_bytes is not None else 0.0
     threads = float(np.prod(op.grid) * np.prod(op.block))
-    k = kn.gpu_stream(p, float(op.flop_vector), float(op.flop_special), np.full(p.n, dram), np.full(p.n, dram),
+    k = kn.gpu_stream(p, float(op.flop_vector), float(op.flop_special), np.full(p.n, l2), np.full(p.n, dram),
                       p.vector_flop_per_cycle_per_sm[vkey], threads_total=threads,
                       threads_per_block=float(np.prod(op.block)), registers_per_thread=float(op.registers_per_thread),
-                      shared_per_block=float(op.shared_mem_per_block_bytes))
+                      shared_per_block=float(op.shared_mem_per_block_bytes),
+                      independent=int(op.dependent_accesses) == 0)
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     mm = float(op.flop_matmul)
     peak_t = np.where(use_tc, tensor_rate * p.tensor_efficiency, p.vector_flop_per_cycle_per_sm[vkey]
                       * p.vector_efficiency) * p.clock_hz * p.sm_count
-    ws = float(op.working_set_bytes)
+    # L1 / shared-memory bandwidth of the SMs the grid occupies.
+    l1_bw = p.l1_bandwidth_per_sm_bytes_per_s * np.minimum(p.sm_count, float(np.prod(op.grid)))
+    # Without a declared working set, a dependence chain is assumed to miss to DRAM (the bytes it moves).
+    ws = float(op.working_set_bytes) if op.working_set_bytes is not None else float("inf")
     chain_latency = np.where(ws <= p.l1_size_bytes, p.l1_latency_s,
                              np.where(ws <= p.l2_size_bytes, p.l2_latency_s, p.l2_latency_s + p.dram_latency_s))
     times = {"compute:tensor": np.where(use_tc, mm / peak_t, 0.0),
              "compute:vector": k.compute_s + np.where(use_tc, 0.0, mm / peak_t),
-             "compute:special": k.special_s, "memory:l2": k.l2_s, "memory:dram": k.dram_s,
-             "latency": float(op.dependent_accesses) * chain_latency}
+             "compute:special": k.special_s, "memory:l1": l1 / l1_bw, "memory:l2": k.l2_s,
+             "memory:dram": k.dram_s, "latency": float(op.dependent_accesses) * chain_latency}
     kernel_s = np.max(np.stack(list(times.values())), axis=0)
     overhead = p.launch_overhead_s + k.fill_s
     wf = float(op.dram_write_bytes) / dram if dram > 0 else 0.0
     level_bytes = {"register": 1.5 * elem_bytes(op) * float(op.flop_vector) + np.full(p.n, dram),
-                   "l1": np.full(p.n, dram), "l2": np.full(p.n, dram), "dram": np.full(p.n, dram)}
+                   "l1": np.full(p.n, max(l1, l2)), "l2": np.full(p.n, l2), "dram": np.full(p.n, dram)}
     flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0),
                   f"vector:{vkey}": float(op.flop_vector) + np.where(use_tc, 0.0, mm),
                   "special": np.full(p.n, float(op.flop_special))}

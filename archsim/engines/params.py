@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice
 
 __all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
@@ -48,6 +49,7 @@ class GPUParams:
     l1_bandwidth_per_sm_bytes_per_s: np.ndarray
     l1_latency_s: np.ndarray
     l2_size_bytes: np.ndarray
+    l2_line_bytes: np.ndarray
     l2_bandwidth_bytes_per_s: np.ndarray
     l2_latency_s: np.ndarray
     dram_bandwidth_bytes_per_s: np.ndarray
@@ -59,6 +61,8 @@ class GPUParams:
     tensor_efficiency: np.ndarray
     launch_overhead_s: np.ndarray
     gemm_pipeline_stages: np.ndarray
+    tensor_channel_multiple: np.ndarray
+    conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
     tensor_flop_per_cycle_per_sm: dict[str, np.ndarray]
     vector_flop_j: dict[str, np.ndarray]
@@ -73,58 +77,73 @@ class GPUParams:
     dram_write_j_per_byte: np.ndarray
     dram_activation_j: np.ndarray
     static_power_w: np.ndarray
+    host_dispatch_s: np.ndarray
 
     @classmethod
-    def from_devices(cls, devices: Sequence[GPUDevice]) -> GPUParams:
-        """Pack ``devices`` (all GPUs) into arrays."""
-        d = devices
-        sc = [g.energy.scale for g in d]
-        tc = [g.tensor_core.flop_per_cycle_per_sm if g.tensor_core else {} for g in d]
-        return cls(
-            n=len(d),
-            sm_count=_arr([g.sm_count for g in d]),
-            clock_hz=_arr([g.clock_hz for g in d]),
-            warp_size=_arr([g.sm.warp_size for g in d]),
-            registers_per_sm=_arr([g.sm.registers for g in d]),
-            max_registers_per_thread=_arr([g.sm.max_registers_per_thread for g in d]),
-            shared_memory_bytes=_arr([g.sm.shared_memory_bytes for g in d]),
-            max_shared_memory_per_block_bytes=_arr([g.sm.max_shared_memory_per_block_bytes for g in d]),
-            max_warps=_arr([g.sm.max_warps for g in d]),
-            max_blocks=_arr([g.sm.max_blocks for g in d]),
-            max_threads_per_block=_arr([g.sm.max_threads_per_block for g in d]),
-            sfu_per_sm=_arr([g.sm.special_function_units for g in d]),
-            l1_size_bytes=_arr([g.sm.l1.size_bytes for g in d]),
-            l1_bandwidth_per_sm_bytes_per_s=_arr([g.sm.l1.bandwidth_bytes_per_s for g in d]),
-            l1_latency_s=_arr([g.sm.l1.latency_cycles / g.clock_hz for g in d]),
-            l2_size_bytes=_arr([g.l2.size_bytes for g in d]),
-            l2_bandwidth_bytes_per_s=_arr([g.l2.bandwidth_bytes_per_s for g in d]),
-            l2_latency_s=_arr([g.l2.latency_cycles / g.clock_hz for g in d]),
-            dram_bandwidth_bytes_per_s=_arr([g.dram.bandwidth_bytes_per_s for g in d]),
-            dram_latency_s=_arr([g.dram.latency_s for g in d]),
-            dram_row_buffer_bytes=_arr([g.dram.row_buffer_bytes for g in d]),
-            dram_bandwidth_efficiency=_arr([g.efficiency.dram_bandwidth_efficiency for g in d]),
-            l2_bandwidth_efficiency=_arr([g.efficiency.l2_bandwidth_efficiency for g in d]),
-            vector_efficiency=_arr([g.efficiency.vector_efficiency for g in d]),
-            tensor_efficiency=_arr([g.efficiency.tensor_efficiency for g in d]),
-            launch_overhead_s=_arr([g.efficiency.launch_overhead_s for g in d]),
-            gemm_pipeline_stages=_arr([g.efficiency.gemm_pipeline_stages for g in d]),
-            vector_flop_per_cycle_per_sm={p: _arr([2.0 * g.sm.fma_lanes.get(p, 0) for g in d]) for p in PRECISIONS},
-            tensor_flop_per_cycle_per_sm={p: _arr([t.get(p, 0) for t in tc]) for p in PRECISIONS},
-            vector_flop_j={p: _arr([_energy(g.energy.vector_flop_j, p, s) for g, s in zip(d, sc, strict=True)])
-                           for p in PRECISIONS},
-            tensor_flop_j={p: _arr([_energy(g.energy.tensor_flop_j, p, s) for g, s in zip(d, sc, strict=True)])
-                           for p in PRECISIONS},
-            special_flop_j=_arr([g.energy.special_flop_j * s for g, s in zip(d, sc, strict=True)]),
-            register_j_per_byte=_arr([g.energy.register_access_j_per_byte for g in d]),
-            l1_read_j_per_byte=_arr([g.sm.l1.read_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
-            l1_write_j_per_byte=_arr([g.sm.l1.write_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
-            l2_read_j_per_byte=_arr([g.l2.read_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
-            l2_write_j_per_byte=_arr([g.l2.write_energy_j_per_byte * s for g, s in zip(d, sc, strict=True)]),
-            dram_read_j_per_byte=_arr([g.dram.read_energy_j_per_byte for g in d]),
-            dram_write_j_per_byte=_arr([g.dram.write_energy_j_per_byte for g in d]),
-            dram_activation_j=_arr([g.dram.activation_energy_j for g in d]),
-            static_power_w=_arr([g.static_power_w + g.dram.background_power_w for g in d]),
-        )
+    def from_devices(cls, devices: Sequence[GPUDevice],
+                     host_dispatch_s: Sequence[float] | None = None) -> GPUParams:
+        """Pack ``devices`` (all GPUs) into arrays: one flat row of floats per device, then columns.
+
+        ``host_dispatch_s`` is, per point, the host framework's dispatch time per kernel launch
+        (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
+        see :func:`archsim.engines.cost.host_dispatch_s`); ``None`` means no host (0 everywhere).
+        """
+        table = np.asarray([_gpu_row(g) for g in devices], dtype=np.float64).reshape(len(devices), -1)
+        if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
+            raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
+                              f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
+        cols = iter(table.T)
+        kw: dict = {name: next(cols) for name in _GPU_SCALARS}
+        for name in _GPU_TABLES:
+            kw[name] = {p: next(cols) for p in PRECISIONS}
+        dispatch = np.zeros(len(devices)) if host_dispatch_s is None else _arr(host_dispatch_s)
+        if dispatch.shape != (len(devices),) or not np.all(np.isfinite(dispatch) & (dispatch >= 0)):
+            raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
+                              f"got {host_dispatch_s!r}")
+        return cls(n=len(devices), host_dispatch_s=dispatch, **kw)
+
+
+_GPU_SCALARS = (
+    "sm_count", "clock_hz", "warp_size", "registers_per_sm", "max_registers_per_thread", "shared_memory_bytes",
+    "max_shared_memory_per_block_bytes", "max_warps", "max_blocks", "max_threads_per_block", "sfu_per_sm",
+    "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_line_bytes",
+    "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
+    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
+    "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
+    "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
+    "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
+    "dram_activation_j", "static_power_w",
+)
+_GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j")
+
+
+def _gpu_row(g: GPUDevice) -> list[float]:
+    """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
+    (one per precision), each read from its named field once, on-chip energies scaled to the node."""
+    sm, l1, l2, dram, eff, en = g.sm, g.sm.l1, g.l2, g.dram, g.efficiency, g.energy
+    s = en.scale
+    clock = g.clock_hz
+    tc = g.tensor_core.flop_per_cycle_per_sm if g.tensor_core else {}
+    lanes = sm.fma_lanes
+    row = [
+        g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
+        sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
+        sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
+        l2.size_bytes, l2.line_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock, dram.bandwidth_bytes_per_s,
+        dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency, eff.l2_bandwidth_efficiency,
+        eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
+        g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
+        en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
+        l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
+        dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
+        g.static_power_w + dram.background_power_w,
+    ]
+    row += [2.0 * lanes.get(p, 0) for p in PRECISIONS]
+    row += [tc.get(p, 0) for p in PRECISIONS]
+    vj, tj = en.vector_flop_j, en.tensor_flop_j
+    row += [_energy(vj, p, s) for p in PRECISIONS]
+    row += [_energy(tj, p, s) for p in PRECISIONS]
+    return row
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,14 @@ costs about as much as a handful of single estimates. It returns the same floats
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from archsim.engines.cost import CostArrays, CostOptions, op_cost_arrays, resolve_device
+from archsim.engines.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -41,39 +42,70 @@ def work_ops(work: Any) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
 
 def _op_key(op: Any) -> tuple[Any, ...]:
     """Identity of an op's cost: its type and every field except its name and phase."""
-    fields = tuple((f.name, getattr(op, f.name)) for f in dataclasses.fields(op) if f.name not in ("name", "phase"))
-    return (type(op), fields)
+    names = _cost_fields(type(op))
+    return (type(op), tuple((name, getattr(op, name)) for name in names))
+
+
+@functools.lru_cache(maxsize=256)
+def _cost_fields(cls: type) -> tuple[str, ...]:
+    """The dataclass fields of an op class that its cost depends on (all but name and phase)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase"))
 
 
 class _Coster:
-    """Costs the ops of a run at H hardware points, packing parameters once per device role."""
+    """Costs the ops of a run at H hardware points, packing parameters once per device role.
+
+    Distinct ops are costed once; GPU ops are costed together by :func:`archsim.engines.gpu_batch.
+    cost_many` (each kernel class one stacked numpy pass), other roles one op at a time.
+    """
 
     def __init__(self, hardware: Sequence[Any], options: CostOptions) -> None:
         self.hardware = hardware
         self.options = options
         self.params: dict[str, Any] = {}
-        self.cache: dict[tuple[Any, ...], CostArrays] = {}
+        self.resolved: dict[bool, tuple[str, list[Any]]] = {}
 
-    def cost(self, op: Any) -> CostArrays:
-        key = _op_key(op)
-        hit = self.cache.get(key)
-        if hit is not None:
-            return hit
-        resolved = [resolve_device(h, op.kind, self.options) for h in self.hardware]
-        roles = {r for r, _ in resolved}
-        if len(roles) != 1:
-            raise EngineError(f"op {op.label!r} runs on different device roles across the points: {sorted(roles)}")
-        role = roles.pop()
-        targets = [t for _, t in resolved]
+    def _resolve(self, op: Any) -> tuple[str, list[Any]]:
+        # The device an op runs on depends on its kind only through "is it a transfer".
+        is_link = op.kind in LINK_KINDS
+        hit = self.resolved.get(is_link)
+        if hit is None:
+            resolved = [resolve_device(h, op.kind, self.options) for h in self.hardware]
+            roles = {r for r, _ in resolved}
+            if len(roles) != 1:
+                raise EngineError(f"op {op.label!r} runs on different device roles across the points: "
+                                  f"{sorted(roles)}")
+            hit = (roles.pop(), [t for _, t in resolved])
+            self.resolved[is_link] = hit
+        return hit
+
+    def _params(self, role: str, targets: list[Any]) -> Any:
         pkey = f"{role}:{targets[0].kind}" if role == "link" else role
         if pkey not in self.params:
-            from archsim.engines.params import CPUParams, GPUParams, LinkParams, PIMParams
-            builder = {"gpu": GPUParams.from_devices, "host": CPUParams.from_devices,
-                       "pim": PIMParams.from_devices}.get(role, LinkParams.from_links)
-            self.params[pkey] = builder(targets)
-        out = op_cost_arrays(op, role, targets, self.options, self.params[pkey])
-        self.cache[key] = out
-        return out
+            self.params[pkey] = role_params(role, self.hardware, targets, self.options)
+        return self.params[pkey]
+
+    def cost_all(self, ops: Sequence[Any]) -> list[CostArrays]:
+        """The CostArrays of every op of ``ops`` (equal ops share one object)."""
+        from archsim.engines import gpu_batch
+
+        keys = [_op_key(op) for op in ops]
+        first: dict[tuple[Any, ...], Any] = {}
+        for key, op in zip(keys, ops, strict=True):
+            first.setdefault(key, op)
+        done: dict[tuple[Any, ...], CostArrays] = {}
+        gpu_keys: list[tuple[Any, ...]] = []
+        for key, op in first.items():
+            role, targets = self._resolve(op)
+            if role == "gpu":
+                gpu_keys.append(key)
+            else:
+                done[key] = op_cost_arrays(op, role, targets, self.options, self._params(role, targets))
+        if gpu_keys:
+            role, targets = self.resolved[False]
+            costs = gpu_batch.cost_many([first[k] for k in gpu_keys], self._params(role, targets))
+            done.update(zip(gpu_keys, costs, strict=True))
+        return [done[k] for k in keys]
 
 
 def _critical_path(latencies: list[np.ndarray], preds: list[tuple[int, ...]]) -> np.ndarray:
@@ -86,8 +118,7 @@ def _critical_path(latencies: list[np.ndarray], preds: list[tuple[int, ...]]) ->
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool):
     ops, preds, name = work_ops(work)
-    coster = _Coster(hardware, options)
-    costs = [coster.cost(op) for op in ops]
+    costs = _Coster(hardware, options).cost_all(ops)
     latencies = [c.latency_s for c in costs]
     serial = latencies[0].copy()
     for lat in latencies[1:]:
@@ -107,19 +138,24 @@ def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
     from archsim import __version__
     return {"archsim_version": __version__, "engine": "roofline",
             "hardware_hash": hardware.content_hash(), "hardware_name": hardware.name,
-            "options": {"device": options.device, "threads": options.threads, "overlap": overlap}}
+            "options": {"device": options.device, "threads": options.threads, "overlap": overlap,
+                        "host_dispatch": options.host_dispatch}}
 
 
 def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False) -> RunResult:
     """Estimate ``work`` (an op or an OpGraph) on ``hardware`` (a device or a System)."""
     ops, costs, total, energy, name = _run(work, [hardware], options, overlap)
     results = []
+    # Equal ops share one CostArrays: convert each to floats once; every op gets its own dicts.
+    seen: dict[int, Any] = {}
     for op, c in zip(ops, costs, strict=True):
-        oc = c.at(0, op.label, op.phase)
+        oc = seen.get(id(c))
+        if oc is None:
+            oc = seen[id(c)] = c.at(0, "", "")
         results.append(OpResult(
-            name=oc.name, kind=oc.kind, phase=oc.phase, device=oc.device, flop=oc.flop,
-            bytes_by_level=oc.bytes_by_level, time_by_unit_s=oc.time_by_unit_s, bound=oc.bound,
-            latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=oc.energy_breakdown_j,
+            name=op.label, kind=oc.kind, phase=op.phase, device=oc.device, flop=oc.flop,
+            bytes_by_level=dict(oc.bytes_by_level), time_by_unit_s=dict(oc.time_by_unit_s), bound=oc.bound,
+            latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=dict(oc.energy_breakdown_j),
             extra={**oc.extra, "launches": oc.launches, "overhead_s": oc.overhead_s}))
     breakdown = {k: float(v[0]) for k, v in energy.items()}
     return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=float(total[0]),

@@ -64,6 +64,12 @@ class TensorCore(HardwareModel):
 
     per_sm: int = Field(gt=0)
     flop_per_cycle_per_sm: dict[Precision, int] = Field(min_length=1)
+    channel_multiple: int = Field(
+        8, ge=1,
+        description="input and output channels of a Tensor-Core convolution are padded to a multiple of this "
+                    "many elements (the MMA k-step for fp16; NVIDIA Deep Learning Performance Guide, "
+                    "Convolutional Layers, 'Channels In And Out Requirements': multiples of 8 for FP16)",
+    )
 
 
 class GPUEfficiency(HardwareModel):
@@ -78,6 +84,15 @@ class GPUEfficiency(HardwareModel):
         ge=2, le=16,
         description="shared-memory stages of the GEMM main loop (CUTLASS kStages): stages - 1 k-slices "
                     "of operands are in flight per thread block, which sets the latency hiding by Little's law",
+    )
+    conv_nchw_transposes: bool = Field(
+        True,
+        description="the convolution library runs Tensor-Core convolutions with R x S > 1 filters on NHWC "
+                    "tensors: NCHW inputs and filters are transposed by separate kernels first (cuDNN 7's "
+                    "nchwToNhwcKernel), the output is written back as NCHW by the main kernel's epilogue "
+                    "(its nhwc2nchw kernel variants); 1x1 filters run as a GEMM on NCHW in place. NVIDIA Deep "
+                    "Learning Performance Guide, Convolutional Layers, 'Tensor Layouts In Memory: NCHW vs "
+                    "NHWC'. False for a library with native NCHW Tensor-Core kernels",
     )
 
 

@@ -6,10 +6,11 @@ uses ``paper.mplstyle`` (serif text, column-width figures, the Okabe-Ito palette
 """
 
 from archsim.plot._common import COLUMN_WIDTH_IN, PAPER_STYLE, TEXT_WIDTH_IN, PlotError, save, style
+from archsim.plot.bars import bars
 from archsim.plot.breakdown import breakdown, timeline
 from archsim.plot.roofline import Ceiling, ceilings, roofline
 from archsim.plot.sweeps import heatmap, pareto, sweep_lines
 from archsim.plot.validation import validation_scatter
 
-__all__ = ["roofline", "ceilings", "Ceiling", "breakdown", "timeline", "sweep_lines", "heatmap", "pareto",
+__all__ = ["bars", "roofline", "ceilings", "Ceiling", "breakdown", "timeline", "sweep_lines", "heatmap", "pareto",
            "validation_scatter", "save", "style", "PAPER_STYLE", "COLUMN_WIDTH_IN", "TEXT_WIDTH_IN", "PlotError"]

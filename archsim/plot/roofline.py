@@ -137,16 +137,20 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
             ax.plot(x, np.minimum(c.rate * x, peak) / f, color=colour[c.name], label=f"ceiling: {c.name}",
                     gid=f"ceiling:{c.name}")
         best_bw = max(c.rate for c in memory)
-        for c in sorted(compute, key=lambda c: -c.rate):
+        for i, c in enumerate(sorted(compute, key=lambda c: -c.rate)):
             ax.plot(x, np.minimum(c.rate, best_bw * x) / f, color="0.3", linestyle="--", linewidth=0.8,
                     label=f"ceiling: {c.name}", gid=f"ceiling:{c.name}")
-            ax.annotate(c.name, (hi, c.rate / f), xytext=(-2, 2), textcoords="offset points", ha="right",
+            # Neighbouring ceilings are often 2x apart: alternate the label's end of the line so the
+            # labels of close ceilings do not print on top of each other.
+            at = hi if i % 2 == 0 else hi / 40.0
+            ax.annotate(c.name, (at, c.rate / f), xytext=(-2, 2), textcoords="offset points", ha="right",
                         va="bottom", fontsize=6, color="0.3")
-        for c in memory:
+        for i, c in enumerate(memory):
             r = ridges[c.name]
             ax.plot([r], [top.rate / f], marker="o", color=colour[c.name], markersize=3, gid=f"ridge:{c.name}")
-            ax.annotate(f"{r:.3g}", (r, top.rate / f), xytext=(0, -9), textcoords="offset points", ha="center",
-                        fontsize=6, color=colour[c.name], gid=f"ridge-label:{c.name}")
+            ax.annotate(f"{r:.3g}", (r, top.rate / f), xytext=(0, -9 if i % 2 == 0 else 4),
+                        textcoords="offset points", ha="center", fontsize=6, color=colour[c.name],
+                        gid=f"ridge-label:{c.name}")
         total = sum(o.latency_s for o in ops) or 1.0
         for lv in placed:
             pts = [(o.flop / o.bytes_by_level[lv], o.flop / o.latency_s, o.latency_s / total)

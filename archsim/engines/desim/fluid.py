@@ -36,6 +36,18 @@ class _Flow:
         self.event = event
 
 
+def _finished(f: _Flow, now: float) -> bool:
+    """True when ``f`` has nothing left that the clock can still resolve.
+
+    The relative tolerance alone is not enough: the clock is a float, so at ``now`` a timer shorter
+    than half an ulp of ``now`` fires at ``now`` itself (at 16 s one ulp is 3.6e-15 s). A flow left
+    with such a remainder after rounding (a 1 us kernel left with 1.7e-15 s) would be woken at the
+    same instant with ``dt = 0`` and re-armed for ever; it is finished instead (the work it loses
+    is below the clock's resolution).
+    """
+    return f.remaining_s <= _REL_TOL * f.solo_s or now + f.remaining_s / f.rate <= now
+
+
 class FluidShare:
     """A capacity (B/s) shared max-min fairly by concurrent flows.
 
@@ -134,18 +146,26 @@ class FluidShare:
     def _wake(self, generation: int) -> None:
         if generation != self._generation:
             return  # superseded by a later arrival or departure
-        self._advance()
         flows = self._flows
-        if len(flows) == 1:  # the common, uncontended case
+        if len(flows) == 1:  # the common, uncontended case, inlined
             f = flows[0]
-            if f.remaining_s <= _REL_TOL * f.solo_s:
+            now = self.env.now
+            dt = now - self._last
+            self._last = now
+            f.remaining_s -= f.rate * dt
+            self.moved_bytes += f.rate * f.demand * dt
+            if _finished(f, now):
                 self._flows = []
                 f.event.succeed()
                 return
         else:
-            done = [f for f in flows if f.remaining_s <= _REL_TOL * f.solo_s]
+            self._advance()
+            now = self.env.now
+            done, left = [], []
+            for f in flows:
+                (done if _finished(f, now) else left).append(f)
             if done:
-                self._flows = [f for f in flows if f.remaining_s > _REL_TOL * f.solo_s]
+                self._flows = left
                 for f in done:
                     f.event.succeed()
                 if self._flows:

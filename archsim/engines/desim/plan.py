@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from archsim.engines.cost import CostOptions, OpCost, op_cost_arrays, resolve_device
+from archsim.engines.cost import CostOptions, OpCost, host_dispatch_s, op_cost_arrays, resolve_device, role_params
 from archsim.errors import EngineError
 
 __all__ = ["Task", "Coster", "gpu_segments", "dynamic_energy"]
@@ -123,12 +123,9 @@ class Coster:
         key = (_op_key(op), role, id(dev), opts)
         arrays = self._cache.get(key)
         if arrays is None:
-            pkey = f"{role}:{id(dev)}"
+            pkey = f"{role}:{id(dev)}:{host_dispatch_s(self.hardware, opts) if role == 'gpu' else 0.0}"
             if pkey not in self._params:
-                from archsim.engines.params import CPUParams, GPUParams, LinkParams, PIMParams
-                builder = {"gpu": GPUParams.from_devices, "host": CPUParams.from_devices,
-                           "pim": PIMParams.from_devices, "link": LinkParams.from_links}[role]
-                self._params[pkey] = builder([dev])
+                self._params[pkey] = role_params(role, [self.hardware], [dev], opts)
             arrays = op_cost_arrays(op, role, [dev], opts, self._params[pkey])
             self._cache[key] = arrays
         return arrays.at(0, op.label, op.phase)

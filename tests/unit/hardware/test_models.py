@@ -91,3 +91,19 @@ def test_pim_peaks() -> None:
     # 2560 DPUs x 350 MHz x 0.167 ops/cycle = 149.6 GOP/s
     assert upmem.peak_flop_per_s("int8") == pytest.approx(2560 * 350e6 * 0.167)
     assert upmem.peak_flop_per_s("fp16") == 0.0
+
+
+def test_every_preset_memory_is_physical() -> None:
+    # The models let a sweep ask for more bandwidth than the pins carry; shipped presets may not:
+    # peak bandwidth <= channels x bus width x data rate (1% for datasheet rounding).
+    from archsim.hardware import DRAM
+    from archsim.presets import list_presets
+
+    for pid in list_presets():
+        hw = load_preset(pid)
+        drams = [hw] if isinstance(hw, DRAM) else [
+            d.dram for d in (hw, getattr(hw, "host", None), getattr(hw, "gpu", None), getattr(hw, "pim", None))
+            if d is not None and hasattr(d, "dram")
+        ]
+        for dram in drams:
+            assert dram.bandwidth_bytes_per_s <= dram.wire_bandwidth_bytes_per_s * 1.01, pid

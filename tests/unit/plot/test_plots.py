@@ -80,6 +80,30 @@ def test_timeline(run_result):
         plot.timeline(dataclasses.replace(run_result, timeline=(), engine="roofline"))
 
 
+def test_timeline_of_thousands_of_intervals_draws_one_collection_per_colour(run_result):
+    from archsim.results import TimelineEntry
+
+    # 2,000 intervals: 4 resources x 500 back-to-back 1 ms kernels, each its own op label (as in a
+    # multi-step run), so colours repeat (10 in the cycle) and the 2,000 keys get no legend.
+    resources = ("gpu0.stream0", "gpu0.stream1", "gpu0.copy.h2d", "host.loader0.w0")
+    entries = tuple(TimelineEntry(f"k{i}@step{r}", res, i * 1e-3, (i + 1) * 1e-3)
+                    for r, res in enumerate(resources) for i in range(500))
+    fig = _render(plot.timeline(dataclasses.replace(run_result, timeline=entries, latency_s=0.5)))
+    (ax,) = fig.axes
+    busy = [c for c in ax.collections if (c.get_gid() or "").startswith("busy:")]
+    assert len(busy) <= len(resources) * 10
+    assert sum(len(c.get_paths()) for c in busy) == 2000
+    # Every bar is where its interval is (x in ms, 0.8 tall around its row).
+    spans = set()
+    for c in busy:
+        for path in c.get_paths():
+            (x0, y0), (x1, y1) = path.vertices.min(axis=0), path.vertices.max(axis=0)
+            spans.add((round(x0, 9), round(x1 - x0, 9), round(y0, 9), round(y1 - y0, 9)))
+    rows = {r: i for i, r in enumerate(sorted(resources))}
+    assert spans == {(round(t.start_s * 1e3, 9), 1.0, round(rows[t.resource] - 0.4, 9), 0.8) for t in entries}
+    assert ax.get_legend() is None
+
+
 def _table():
     rows = []
     for i, (bw, sm) in enumerate((bw, sm) for bw in (3e11, 6e11, 9e11) for sm in (40, 80)):

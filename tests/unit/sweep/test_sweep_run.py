@@ -49,11 +49,11 @@ def test_base_is_not_modified(v100):
 
 
 def test_invalid_point_is_reported_not_fatal(v100):
-    # HBM2 x 32 channels x 128 bit x 1756 MT/s = 899 GB/s of pins: 2 TB/s does not validate.
-    sweep = Sweep(v100, {"gpu.dram.bandwidth": ["450 GB/s", "2 TB/s"]})
+    # V100's 6 MiB L2 with 128-B lines: 16 ways divide it, 7 ways do not.
+    sweep = Sweep(v100, {"gpu.l2.ways": [16, 7]})
     wide = to_wide(sweep.run(WORK, evaluator=ToyEvaluator(), executor="serial"))
     assert list(wide["status"]) == ["ok", "invalid"]
-    assert "exceeds the wire rate" in wide["error"][1] and wide["error"][0] is None
+    assert "divisible by ways x line_size" in wide["error"][1] and wide["error"][0] is None
     assert math.isnan(wide["latency_s"][1]) and wide["latency_s"][0] > 0
 
 

@@ -120,4 +120,4 @@ def test_cli_roofline(tmp_path, capsys):
     assert main(["roofline", "--hw", "gpu/v100-sxm2-16gb", "--model", "resnet50", "-o", str(out)]) == 0
     assert out.read_bytes().startswith(b"%PDF")
     assert main(["roofline", "--hw", "gpu/v100-sxm2-16gb", "--model", "nosuchnet", "-o", str(out)]) == 2
-    assert "not in archsim.zoo" in capsys.readouterr().err
+    assert "unknown model" in capsys.readouterr().err

@@ -1,9 +1,24 @@
 """Direct 2-D convolution, NCHW input, KCRS filters, fp32: one thread per output element.
 
-Thread (n, k, p, q) computes ``sum_{c,r,s} x[n, c, p*u - pad_h + r, q*v - pad_w + s] * w[k, c, r, s]``.
-FLOP: ``2 N K P Q C R S``. DRAM: compulsory ``4 (N C H W + K C R S)`` read and ``4 N K P Q`` written
-(neighbouring threads share input rows and all threads of a warp read the same filter element, so L1/L2
-absorb the R S-fold and K-fold reuse).
+Thread (n, k, p, q) computes ``sum_{c,r,s} x[n, c, p*u - pad_h + r, q*v - pad_w + s] * w[k, c, r, s]``
+with one FMA per tap on the CUDA cores. It is a naive kernel, not cuDNN: no Tensor Cores, no Winograd
+or FFT, no implicit-GEMM tiling, so it is described as a ``Kernel`` with the traffic of this code, never
+as the library ``Conv2d`` op (which archsim prices as cuDNN would run it).
+
+Counts (4-byte elements, ``B = 256`` threads per block, ``PQ = P Q`` outputs per (n, k) plane):
+
+* FLOP: ``2 N K P Q C R S`` vector FLOP (padded taps are skipped by the bounds test; counted anyway, an
+  upper bound of at most a few percent at these sizes).
+* L1: every tap issues two 4-byte global loads (``x`` and ``w``), so the SMs' load path carries
+  ``l1_bytes = 8 N K P Q C R S`` = 4 bytes per FLOP. At 128 B/clk/SM against 256 FP32 FLOP/clk/SM this
+  bounds the kernel near 1/8 of the FP32 peak, whatever the arithmetic rate.
+* L2 -> SM: a block reads, per input channel, the input window its outputs need once (the R x S reuse
+  hits in L1) and the filter taps of the k planes it spans: ``l2_bytes = blocks * 4 C (window + k_span R
+  S) + 4 N K P Q``. ``window``: the whole H x W plane when ``B >= PQ`` (``k_span = ceil(B / PQ)``);
+  otherwise ``min(H, (B/Q) u + R - u) W`` elements when a block spans whole output rows, else ``R
+  min(W, B v + S - v)``; ``k_span = 1``.
+* DRAM: compulsory ``4 (N C H W + K C R S)`` read and ``4 N K P Q`` written: consecutive blocks walk
+  all k of one image, so the image (at most 3.2 MB here) and the filters stay in the 50 MB L2.
 """
 
 from __future__ import annotations
@@ -89,14 +104,28 @@ def _run(blocks: int, stride: int, pad: int, inp):
     return inp["out"]
 
 
+def _l2_bytes(nn, c, h, w, k, r, s, stride, p, q, blocks) -> int:
+    """L2 -> SM bytes of the direct kernel (module docstring)."""
+    plane = p * q
+    if THREADS >= plane:
+        window, k_span = h * w, ceil_div(THREADS, plane)
+    elif THREADS >= q:
+        window, k_span = min(h, (THREADS * stride) // q + r - stride) * w, 1
+    else:
+        window, k_span = r * min(w, THREADS * stride + s - stride), 1
+    return blocks * 4 * c * (window + k_span * r * s) + 4 * nn * k * plane
+
+
 def _case(nn, c, h, w, k, r, s, stride, pad) -> KernelCase:
     p, q = _out_hw(h, w, r, s, stride, pad)
     outputs = nn * k * p * q
     blocks = ceil_div(outputs, THREADS)
     flop = 2 * outputs * c * r * s
     read_b, write_b = 4 * (nn * c * h * w + k * c * r * s), 4 * outputs
+    name = f"conv2d-direct/n={nn},c={c},h={h},w={w},k={k},r={r},s={s},stride={stride},pad={pad}"
+    launch = launch_1d(blocks, registers=40)
     return KernelCase(
-        name=f"conv2d-direct/n={nn},c={c},h={h},w={w},k={k},r={r},s={s},stride={stride},pad={pad}",
+        name=name,
         family=FAMILY,
         target="gpu",
         params={
@@ -115,10 +144,20 @@ def _case(nn, c, h, w, k, r, s, stride, pad) -> KernelCase:
         run=functools.partial(_run, blocks, stride, pad),
         reference=functools.partial(_reference, stride, pad),
         describe=functools.partial(
-            workloads.conv2d, nn, c, k, h, w, (r, s), (stride, stride), (pad, pad), "float32"
+            workloads.kernel,
+            name,
+            "float32",
+            launch,
+            flop_vector=flop,
+            dram_read_bytes=read_b,
+            dram_write_bytes=write_b,
+            working_set_bytes=read_b + write_b,
+            l2_bytes=_l2_bytes(nn, c, h, w, k, r, s, stride, p, q, blocks),
+            # Two 4-byte loads (x, w) per FMA: 8 bytes per tap.
+            l1_bytes=4 * flop,
         ),
         rtol=rtol_for("float32"),
-        launch=launch_1d(blocks, registers=40),
+        launch=launch,
         bytes_moved=read_b + write_b,
         flop=flop,
     )

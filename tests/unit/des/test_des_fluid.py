@@ -111,3 +111,59 @@ def test_matches_brute_force_oracle(flows):
     # Nobody finishes before its solo time after arrival.
     for (a, s, _), e in zip(flows, ends, strict=True):
         assert e >= a + s - 1e-9
+
+
+def _run_bounded(flows, start_s: float, max_events: int = 10_000):
+    """Like :func:`_run` with every flow arriving at ``start_s``, but stepping the environment at most
+    ``max_events`` times, so a flow re-armed for ever fails the test instead of hanging it."""
+    env = simpy.Environment(initial_time=start_s)
+    share = FluidShare(env, "dram", C)
+    ends = [math.nan] * len(flows)
+
+    def proc(i, solo, demand):
+        yield share.flow(solo, demand)
+        ends[i] = env.now
+
+    for i, (solo, demand) in enumerate(flows):
+        env.process(proc(i, solo, demand))
+    for _ in range(max_events):
+        if env.peek() == math.inf:
+            return ends
+        env.step()
+    raise AssertionError(f"the fluid share was still scheduling events after {max_events} steps")
+
+
+def test_flow_shorter_than_the_clock_resolution_finishes():
+    # At t = 16 s one ulp of a float is 2**-48 s = 3.6e-15 s: a 1e-15 s timer fires at 16 s itself
+    # (16 + 1e-15 == 16), so the flow is woken with dt = 0 and 1e-15 s still to go, far above
+    # its relative tolerance (1e-9 x 1e-15 s). It must finish (at 16 s), not be re-armed for ever.
+    assert 16.0 + 1e-15 == 16.0
+    ends = _run_bounded([(1e-15, 50.0)], start_s=16.0)
+    assert ends == [16.0]
+
+
+def test_contended_flows_below_the_clock_resolution_finish():
+    # Two saturating flows (2 x 100 B/s > C): each at rate 1/2 needs 2 x 5e-16 = 1e-15 s, below half
+    # an ulp of 16 s (1.8e-15 s), so the shared timer fires at 16 s itself.
+    ends = _run_bounded([(5e-16, C), (5e-16, C)], start_s=16.0)
+    assert ends == [16.0, 16.0]
+
+
+def test_remainder_left_by_rounding_the_clock_finishes():
+    # The case seen in a ResNet-50 training run at 16.11 s: a 0.99 us DRAM flow, after its timer,
+    # was left 1.74e-15 s (rounding of 16.11 + 0.99e-6) - above 1e-9 of its solo time, below half an ulp.
+    start = 16.114411285819976 - 9.89277124183007e-07
+    ends = _run_bounded([(9.89277124183007e-07, 55.0)], start_s=start)
+    assert ends[0] == pytest.approx(start + 9.89277124183007e-07, rel=1e-15)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(0.0, 1e7), st.lists(st.tuples(st.floats(1e-18, 1e-3), st.floats(1.0, 100.0)), min_size=1, max_size=5))
+def test_flows_finish_at_any_clock_value(start_s, flows):
+    # However coarse the clock is at start_s (one ulp at 1e7 s is 1.9e-9 s), every flow finishes in
+    # a bounded number of events, not before it starts, and no later than its solo time at an even
+    # share of the capacity plus a few ulps of rounding.
+    ends = _run_bounded(flows, start_s=start_s, max_events=1_000)
+    worst = sum(solo * max(1.0, len(flows) * demand / C) for solo, demand in flows)
+    for e in ends:
+        assert start_s <= e <= start_s + worst + 8 * math.ulp(start_s + worst)

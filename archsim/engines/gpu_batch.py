@@ -1,0 +1,385 @@
+"""Many GPU ops costed at once: the ops of one kernel class stacked on the point axis.
+
+:func:`archsim.engines.gpu_cost.cost` prices one op at H hardware points with arrays of shape
+(H,). A graph has tens of distinct ops, and per-op Python overhead then dominates a single
+estimate. Here every op of a class (tiled GEMM kernels: GEMMs and implicit-GEMM / Winograd
+convolutions; streaming kernels: elementwise, normalisation, pooling, GEMV, depthwise
+convolution, the Winograd transforms) becomes H rows of one stacked array of G x H rows: the
+parameter pack is repeated G times (op-major), the op's shape values repeated H times, and the
+same vectorised functions run once per class and precision. Each op's slice of the result is the
+:class:`~archsim.engines.cost.CostArrays` the one-op path returns, to the last bit (the same
+formulas in the same order on the same numbers; ``tests/unit/test_gpu_batch.py`` checks it).
+
+The tiling model's DRAM traffic depends on the L2 capacity only, so it is computed once per
+distinct capacity (a sweep that does not vary L2 pays for it once per op, not once per point).
+Ops outside these classes (attention, user-described kernels) take the one-op path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from archsim import traffic as tr
+from archsim.engines import gpu_cost as gc
+from archsim.engines.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
+from archsim.engines.cost import CostArrays
+from archsim.engines.params import GPUParams
+
+__all__ = ["cost_many", "tile_params"]
+
+
+def tile_params(p: GPUParams, g: int) -> GPUParams:
+    """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``)."""
+    kw: dict[str, Any] = {}
+    for f in dataclasses.fields(p):
+        v = getattr(p, f.name)
+        if f.name == "n":
+            kw["n"] = p.n * g
+        elif isinstance(v, np.ndarray):
+            kw[f.name] = np.tile(v, g)
+        else:
+            kw[f.name] = {key: np.tile(x, g) for key, x in v.items()}
+    return GPUParams(**kw)
+
+
+@dataclasses.dataclass
+class _Traffic:
+    """One GEMM for the L2 tiling model; ``conv`` = (low, high, window, groups) for an implicit A."""
+
+    m: float
+    n: float
+    k: float
+    batch: float
+    a: float
+    b: float
+    c: float
+    conv: tuple[float, float, float, float] | None = None
+    result: np.ndarray | None = None
+
+
+@dataclasses.dataclass
+class _Gemm:
+    prec: str
+    label: str
+    shape: tuple[float, ...]          # m, n, k, batch, a, b, c
+    traffic: _Traffic
+    extra_dram: float
+    a_stream: np.ndarray | float
+    extra_vector: float
+    mm: float
+    result: CostArrays | None = None
+
+
+@dataclasses.dataclass
+class _Stream:
+    prec: str
+    values: tuple[float, ...]         # e, vector, special, in_b, out_b
+    dram: np.ndarray | None = None    # explicit bytes (H,), or
+    traffic: _Traffic | None = None   # the tiling model's bytes, at least `floor`
+    floor: float = 0.0
+    l2: np.ndarray | None = None      # bytes through L2 when they differ from DRAM's (row-wise ops)
+    result: CostArrays | None = None
+
+
+class _Planner:
+    """Turns ops into kernel requests, runs each class stacked, and reassembles every op."""
+
+    def __init__(self, p: GPUParams) -> None:
+        self.p = p
+        self.traffic: list[_Traffic] = []
+        self.gemms: list[_Gemm] = []
+        self.streams: list[_Stream] = []
+        self._flop: dict[int, float] = {}
+        self._tiled: dict[int, GPUParams] = {}
+        self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
+
+    def tiled(self, g: int) -> GPUParams:
+        """The parameter pack repeated for ``g`` stacked ops (built once per group size)."""
+        if g not in self._tiled:
+            self._tiled[g] = tile_params(self.p, g)
+        return self._tiled[g]
+
+    def named(self, c: CostArrays, op: Any) -> CostArrays:
+        """``c`` with the kind and FLOP of ``op``."""
+        return _retag(c, op.kind, self.flop(op))
+
+    def flop(self, op: Any) -> float:
+        """``float(op.flop())``, computed once per op object."""
+        value = self._flop.get(id(op))
+        if value is None:
+            value = self._flop[id(op)] = float(op.flop())
+        return value
+
+    # -- requests -------------------------------------------------------------------------------
+    def _traffic(self, *shape: float, conv: tuple[float, float, float, float] | None = None) -> _Traffic:
+        t = _Traffic(*shape, conv=conv)
+        self.traffic.append(t)
+        return t
+
+    def _gemm_req(self, op: Any, m: int, n: int, k: int, batch: int, e: float, c: float, traffic: _Traffic,
+                  extra_dram: float, a_stream: np.ndarray | float, extra_vector: float) -> _Gemm:
+        mm = float(op.flop_breakdown().get("matmul", 0))
+        g = _Gemm(precision_of(op), op.label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream,
+                  extra_vector, mm)
+        self.gemms.append(g)
+        return g
+
+    def _stream_req(self, prec: str, e: float, vector: float, special: float, in_b: float, out_b: float,
+                    dram: np.ndarray | None = None, traffic: _Traffic | None = None, floor: float = 0.0) -> _Stream:
+        s = _Stream(prec, (e, vector, special, in_b, out_b), dram, traffic, floor)
+        self.streams.append(s)
+        return s
+
+    def plan(self, op: Any) -> Any:
+        """A callable giving the op's CostArrays once the classes have run, or a finished CostArrays."""
+        kind = op.kind
+        if kind in ("h2d", "d2h"):
+            return gc.cost(op, self.p)  # raises: a transfer runs on a link
+        if kind == "gemm":
+            g = self._plan_gemm(op)
+            return lambda: g.result
+        if kind == "conv2d":
+            return self._plan_conv(op)
+        if kind == "gemv":
+            e = elem_bytes(op)
+            if getattr(op, "weight", False) and op.batch > 1:
+                t = self._traffic(op.m, op.batch, op.k, 1, e, e, e)
+            else:
+                t = self._traffic(op.m, 1, op.k, op.batch, e, e, e)
+            s = self._plan_stream(op, traffic=t)
+            return lambda: s.result
+        if kind in gc._DISPATCH:
+            return gc.cost(op, self.p)
+        s = self._plan_stream(op)
+        return lambda: s.result
+
+    def _plan_gemm(self, op: Any) -> _Gemm:
+        e = elem_bytes(op)
+        m, n, k, batch = op.m, op.n, op.k, op.batch
+        if getattr(op, "weight", False) and batch > 1:
+            m, batch = m * batch, 1
+        bias = e * n if getattr(op, "bias", False) else 0.0
+        t = self._traffic(m, n, k, batch, e, e, e)
+        return self._gemm_req(op, m, n, k, batch, e, e, t, bias, 1.0, flop_classes(op)[1])
+
+    def _plan_stream(self, op: Any, traffic: _Traffic | None = None) -> _Stream:
+        mm, vector, special = flop_classes(op)
+        in_b, out_b = io_bytes(op)
+        compulsory = float(op.min_bytes())
+        dram = None if traffic is not None else np.full(self.p.n, compulsory)
+        rows = gc.rowwise_traffic(op, self.p)
+        req = self._stream_req(precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b,
+                               dram=dram if rows is None else rows[1], traffic=traffic, floor=compulsory)
+        if rows is not None:
+            req.l2 = rows[0]
+        return req
+
+    def _plan_conv(self, op: Any) -> Any:
+        if op.is_depthwise_like:
+            s = self._plan_stream(op)
+            return lambda: s.result
+        p = self.p
+        prec, e = precision_of(op), elem_bytes(op)
+        planned = []
+        if prec not in self._configs:
+            self._configs[prec] = gc.precision_configs(p, prec)
+        for mask, multiple, transposes in self._configs[prec]:
+            padded = gc.pad_channels(op, multiple)
+            transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
+                          for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])
+            planned.append((mask, self._plan_algorithms(padded), transfers))
+
+        def build() -> CostArrays:
+            out = None
+            for mask, main, transfers in planned:
+                c = gc.with_transfers(op, main(), [self.named(t.result, op) for t in transfers], self.flop(op))
+                out = c if out is None else gc.select(mask, out, c)
+            return out
+        return build
+
+    def _plan_algorithms(self, op: Any) -> Any:
+        """gpu_cost._conv_algorithms: implicit GEMM, or the faster of it and Winograd (3x3, stride 1)."""
+        direct = self._plan_implicit(op)
+        if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
+                and op.groups == 1):
+            parts = self._plan_winograd(op)
+
+            def pick() -> CostArrays:
+                wino = sum_costs([x() for x in parts], op.kind, self.flop(op))
+                return gc._pick(self.named(direct.result, op), wino)
+            return pick
+        return lambda: self.named(direct.result, op)
+
+    def _plan_implicit(self, op: Any) -> _Gemm:
+        p = self.p
+        e = elem_bytes(op)
+        r, s = op.kernel
+        g = op.groups
+        c, kout = op.in_channels // g, op.out_channels // g
+        pq = op.out_height * op.out_width
+        npq, crs = op.batch * pq, c * r * s
+        in_bytes = op.batch * c * op.height * op.width * e
+        vector = flop_classes(op)[1]
+        if op.pass_ == "backward_data":
+            cb = in_bytes / (npq * crs)
+            t = self._traffic(npq, crs, kout, g, e, e, cb)
+            return self._gemm_req(op, npq, crs, kout, g, e, cb, t, 0.0, 1.0, vector)
+        if op.pass_ == "backward_weight":
+            m, n, k = crs, kout, npq
+        else:
+            m, n, k = npq, kout, crs
+        # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
+        window_b = tr.conv_window_bytes(c, op.width, r, e)
+        low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
+                                          gc.whole_rows(op, p))
+        t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
+        im2col = npq * crs * e
+        a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col
+        bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
+        return self._gemm_req(op, m, n, k, g, e, e, t, bias, a_stream, vector)
+
+    def _plan_winograd(self, op: Any) -> list[Any]:
+        from archsim.workload.ops import Gemm
+
+        p = self.p
+        t = gc.WINOGRAD_TILE + 2
+        tiles = op.batch * -(-op.out_height // gc.WINOGRAD_TILE) * -(-op.out_width // gc.WINOGRAD_TILE)
+        c, k = op.in_channels, op.out_channels
+        e = elem_bytes(op)
+        prec = precision_of(op)
+        x_b = op.batch * c * op.height * op.width * e
+        y_b = op.batch * k * op.out_height * op.out_width * e
+        xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
+        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm")
+        s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
+        s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b,
+                              dram=np.full(p.n, k * c * 9 * e + wt_b))
+        g = self._plan_gemm(gemm)
+        s3 = self._stream_req(prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, dram=np.full(p.n, yt_b + y_b))
+        return [lambda: self.named(s1.result, op), lambda: self.named(s2.result, op),
+                lambda: self.named(g.result, op), lambda: self.named(s3.result, op)]
+
+    # -- execution ------------------------------------------------------------------------------
+    def run(self) -> None:
+        self._run_traffic()
+        self._run_gemms()
+        self._run_streams()
+
+    def _run_traffic(self) -> None:
+        if not self.traffic:
+            return
+        caps, inverse = np.unique(self.p.l2_size_bytes, return_inverse=True)
+        u = len(caps)
+        rows = np.asarray([[t.m, t.n, t.k, t.batch, t.a, t.b, t.c] for t in self.traffic], dtype=np.float64)
+        rows = np.repeat(rows, u, axis=0)
+        cap = np.tile(caps, len(self.traffic))
+        m, n, k, batch, a, b, c = rows.T
+        a_pass = a * m * k
+        conv = [t.conv for t in self.traffic]
+        if any(cv is not None for cv in conv):
+            # tr.conv_bytes: the A pass of each capacity x groups, divided back per instance.
+            cv = np.asarray([x if x is not None else (np.nan, np.nan, np.nan, 1.0) for x in conv],
+                            dtype=np.float64)
+            low, high, window, groups = np.repeat(cv, u, axis=0).T
+            is_conv = ~np.isnan(low)
+            conv_pass = np.where(cap >= window, low, high) * groups / groups
+            a_pass = np.where(is_conv, conv_pass, a_pass)
+        out = tr.gemm_bytes_rows(m, n, k, batch, a, b, c, a_pass, cap).reshape(len(self.traffic), u)
+        for t, q in zip(self.traffic, out, strict=True):
+            t.result = q[inverse]
+
+    def _run_gemms(self) -> None:
+        p = self.p
+        for prec, group in _by_precision(self.gemms, p.n):
+            g = len(group)
+            sp = self.tiled(g)
+            per_op = np.asarray([q.shape for q in group], dtype=np.float64)
+            m, n, k, batch, a, b, c = np.repeat(per_op, p.n, axis=0).T
+            dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
+            a_stream = np.concatenate([np.broadcast_to(np.asarray(q.a_stream, dtype=np.float64), (p.n,))
+                                       for q in group])
+            extra_vector = np.repeat([q.extra_vector for q in group], p.n)
+            mm = np.repeat([q.mm for q in group], p.n)
+            _, rate, eff = gc.gemm_unit(p, prec, group[0].label)
+            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream)
+            parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
+                                  extra_vector, mm, kernel=kernel)
+            whole = gc.assemble("gemm", 0.0, sp, *parts)
+            for i, q in enumerate(group):
+                q.result = _slice(whole, i, p.n)
+
+    def _run_streams(self) -> None:
+        p = self.p
+        for prec, group in _by_precision(self.streams, p.n):
+            g = len(group)
+            sp = self.tiled(g)
+            drams = []
+            for q in group:
+                if q.traffic is not None:
+                    drams.append(np.maximum(q.traffic.result, q.floor))
+                else:
+                    drams.append(q.dram)
+            dram = np.concatenate(drams)
+            # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic.
+            threads = np.repeat([max(1.0, float(np.max(d)) / gc.kn.STREAM_BYTES_PER_THREAD) for d in drams], p.n)
+            e, vector, special, in_b, out_b = np.repeat(np.asarray([q.values for q in group], dtype=np.float64),
+                                                        p.n, axis=0).T
+            l2 = None
+            if any(q.l2 is not None for q in group):
+                l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
+            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2)
+            whole = gc.assemble("stream", 0.0, sp, *parts)
+            for i, q in enumerate(group):
+                q.result = _slice(whole, i, p.n)
+
+
+CHUNK_ROWS = 2048
+"""Stacked rows (ops x points) per numpy pass: enough to amortise Python overhead, few enough that
+the (rows x tile candidates) temporaries stay in cache (a pass over 28 GEMMs x 1,000 points at once
+is ~3x slower than in chunks on a 2-core machine)."""
+
+
+def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[str, list[Any]]]:
+    """Requests grouped by precision, each group cut into chunks of at most ``CHUNK_ROWS`` rows."""
+    groups: dict[str, list[Any]] = {}
+    for r in reqs:
+        groups.setdefault(r.prec, []).append(r)
+    per = max(1, CHUNK_ROWS // points)
+    return [(prec, g[i:i + per]) for prec, g in groups.items() for i in range(0, len(g), per)]
+
+
+def _slice(c: CostArrays, i: int, h: int) -> CostArrays:
+    """Rows ``i*h .. (i+1)*h`` of a stacked CostArrays."""
+    sl = slice(i * h, (i + 1) * h)
+
+    def d(x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {k: v[sl] for k, v in x.items()}
+
+    return CostArrays(
+        kind=c.kind, device=c.device, flop=c.flop, latency_s=c.latency_s[sl], time_by_unit_s=d(c.time_by_unit_s),
+        bytes_by_level=d(c.bytes_by_level), flop_by_unit=d(c.flop_by_unit), read_bytes=d(c.read_bytes),
+        write_bytes=d(c.write_bytes), dram_activations=c.dram_activations[sl], link_bytes=c.link_bytes[sl],
+        overhead_s=c.overhead_s[sl], launches=c.launches[sl], energy_breakdown_j=d(c.energy_breakdown_j),
+        static_power_w=c.static_power_w[sl], extra=d(c.extra),
+        dispatch_s=None if c.dispatch_s is None else c.dispatch_s[sl])
+
+
+def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
+    return dataclasses.replace(c, kind=kind, flop=flop)
+
+
+def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
+    """The cost of every op of ``ops`` at every GPU of ``p``: ``[gpu_cost.cost(op, p) for op in ops]``."""
+    planner = _Planner(p)
+    plans = [planner.plan(op) for op in ops]
+    planner.run()
+    out = []
+    for op, plan in zip(ops, plans, strict=True):
+        c = plan() if callable(plan) else plan
+        flop = planner.flop(op)
+        out.append(c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop))
+    return out

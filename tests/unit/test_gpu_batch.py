@@ -1,0 +1,119 @@
+"""The stacked GPU path equals the one-op path to the last bit (brute-force oracle)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import archsim.presets as presets
+from archsim import ops
+from archsim import traffic as tr
+from archsim.engines import gpu_batch, gpu_cost
+from archsim.engines.params import GPUParams
+from archsim.workload import zoo
+
+
+def _points():
+    # Three V100 variants (SMs, clock, L2 size differ) and an A100: every distinct-capacity path runs.
+    base = presets.load_preset("gpu/v100-sxm2-16gb")
+    dump = base.model_dump()
+    pts = [base, presets.validate_hardware({**dump, "sm_count": 40, "clock": "1.1 GHz"}),
+           presets.validate_hardware({**dump, "l2": {**dump["l2"], "size": "12 MiB"}})]
+    return GPUParams.from_devices(pts)
+
+
+def _same(a, b):
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, dict):
+            assert x.keys() == y.keys(), f.name
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=f"{f.name}[{k}]")
+        elif isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        else:
+            assert x == y, f.name
+
+
+OPS = [
+    ops.Gemm(4096, 1024, 768, dtype="fp16", bias=True),
+    ops.Gemm(128, 64, 4096, dtype="fp32", batch=12),
+    ops.Gemm(512, 3072, 768, dtype="fp16", weight=True, batch=4),
+    ops.Conv2d(8, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16"),
+    ops.Conv2d(8, 3, 64, 224, 224, kernel=(7, 7), stride=(2, 2), padding=(3, 3), dtype="fp32"),
+    ops.Conv2d(4, 32, 32, 28, 28, kernel=(3, 3), padding=(1, 1), groups=32, dtype="fp16"),
+    ops.Gemv(4096, 4096, dtype="fp16"),
+    ops.Elementwise((32, 64, 56, 56), fn="relu", dtype="fp16"),
+]
+
+
+def test_stacked_ops_equal_one_op_path():
+    p = _points()
+    graph_ops = list(OPS) + list(zoo.bert_base(batch=1, seq_len=64, dtype="fp16").ops[:12])
+    for op, got in zip(graph_ops, gpu_batch.cost_many(graph_ops, p), strict=True):
+        _same(got, gpu_cost.cost(op, p))
+
+
+def test_training_graph_stacked_equals_one_op_path():
+    # Backward-data and backward-weight convolutions, batchnorm and optimizer steps.
+    p = _points()
+    graph_ops = list(dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops))[:60]
+    for op, got in zip(graph_ops, gpu_batch.cost_many(graph_ops, p), strict=True):
+        _same(got, gpu_cost.cost(op, p))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 70000), st.integers(1, 3000), st.integers(1, 3000), st.integers(1, 3),
+                          st.sampled_from([2.0, 4.0]), st.sampled_from([1e3, 64e3, 6e6, 4e7])),
+                min_size=1, max_size=6))
+def test_gemm_bytes_rows_equals_gemm_bytes(rows):
+    m, n, k, b, e, cap = (np.asarray(c, dtype=np.float64) for c in zip(*rows, strict=True))
+    got = tr.gemm_bytes_rows(m, n, k, b, e, e, e, e * m * k, cap)
+    for i, (mi, ni, ki, bi, ei, ci) in enumerate(rows):
+        want = tr.gemm_bytes(tr.GemmShape(mi, ni, ki, bi, ei, ei, ei), np.array([ci]))[0]
+        assert got[i] == want
+
+
+def test_tile_params_repeats_points():
+    p = _points()
+    t = gpu_batch.tile_params(p, 3)
+    assert t.n == 9
+    np.testing.assert_array_equal(t.sm_count, np.tile(p.sm_count, 3))
+    assert t.tensor_flop_per_cycle_per_sm.keys() == p.tensor_flop_per_cycle_per_sm.keys()
+
+
+def test_transfer_on_gpu_is_an_error():
+    from archsim.errors import EngineError
+    with pytest.raises(EngineError):
+        gpu_batch.cost_many([ops.HostToDevice(1 << 20)], _points())
+
+
+def test_softmax_long_rows_are_read_twice():
+    # V100: 96 KiB shared memory per block, 6 MiB L2 / 80 SMs = 78.6 KB per SM.
+    # Rows of 1024 fp32 (4 KiB) fit: DRAM and L2 bytes are the compulsory 2 x 4096 x 4 KiB = 32 MiB.
+    # Rows of 2^20 fp32 (4 MiB) fit neither: the input (4 x 4 MiB) is read again from DRAM:
+    # 2 x 16 MiB + 16 MiB = 48 MiB at both levels.
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    p = GPUParams.from_devices([v100])
+    short = ops.Softmax((4096, 1024), dtype="fp32")
+    long = ops.Softmax((4, 1 << 20), dtype="fp32")
+    for op, want in ((short, 2 * 4096 * 4096), (long, 3 * 4 * 4 * (1 << 20))):
+        for c in (gpu_cost.cost(op, p), gpu_batch.cost_many([op], p)[0]):
+            assert c.bytes_by_level["dram"][0] == want
+            assert c.bytes_by_level["l2"][0] == want
+
+
+def test_pointer_chase_kernel_is_latency_bound():
+    # One thread, 1000 dependent loads over a 1 GiB working set: 1000 x (L2 + DRAM latency).
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    k = ops.Kernel(name="chase", dtype="fp32", dram_read_bytes=128_000, dram_write_bytes=4, grid=(1, 1, 1),
+                   block=(1, 1, 1), dependent_accesses=1000, working_set_bytes=1 << 30)
+    p = GPUParams.from_devices([v100])
+    c = gpu_cost.cost(k, p)
+    assert c.time_by_unit_s["latency"][0] == pytest.approx(1000 * (p.l2_latency_s[0] + p.dram_latency_s[0]))
+    assert c.bounds() == ["latency"]
+    # No working set declared: the chain is taken to miss to DRAM.
+    c2 = gpu_cost.cost(dataclasses.replace(k, working_set_bytes=None), p)
+    assert c2.time_by_unit_s["latency"][0] == c.time_by_unit_s["latency"][0]

@@ -1,0 +1,89 @@
+"""The report's DeepBench and CPU sections.
+
+The DeepBench test is the CI check of the library-op models on DeepBench's published V100 timings
+(committed in ``validation/data/deepbench/``): GEMM MAPE <= 15 %, forward convolution MAPE <= 25 %.
+The CPU section runs on a synthetic, labelled fixture (``fixtures/cpu_data/cpu-synthetic/``) whose
+made-up times are compared with the core model's predictions recomputed here as the oracle.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from pathlib import Path
+
+import pytest
+
+from validation import dataio, sections
+from validation.report import run_report
+
+DATA = Path(__file__).resolve().parents[2] / "validation" / "data"
+CPU_FIXTURE = Path(__file__).parent / "fixtures" / "cpu_data" / "cpu-synthetic"
+
+
+@functools.cache
+def _deepbench() -> sections.Section:
+    sec = sections.deepbench_section(DATA / "deepbench")
+    assert sec is not None, "validation/data/deepbench/ must hold the DeepBench V100 CSVs"
+    return sec
+
+
+def test_deepbench_budgets():
+    fams = {f.family: f for f in _deepbench().families}
+    assert fams["gemm_all"].budget_pct == 15.0 and fams["conv_fwd_all"].budget_pct == 25.0
+    # DeepBench V100: 320 GEMM rows (160 fp32, 160 fp16), 188 forward convolutions (94 + 94).
+    assert fams["gemm_all"].n == 320 and fams["conv_fwd_all"].n == 188
+    assert fams["gemm_all"].mape_pct <= 15.0, fams["gemm_all"]
+    assert fams["conv_fwd_all"].mape_pct <= 25.0, fams["conv_fwd_all"]
+    assert not _deepbench().over_budget
+
+
+def test_report_deepbench_section_labelled(tmp_path):
+    logs: list[str] = []
+    assert run_report(DATA, tmp_path, devices=["deepbench"], log=logs.append) == 0, "\n".join(logs)
+    assert logs[0] == f"== {sections.DEEPBENCH_TITLE} =="
+    assert "V100" in logs[0] and "cuBLAS/cuDNN" in logs[0] and "development set" in logs[0]
+    assert not any(line.startswith("no measurements") for line in logs)
+    assert (tmp_path / "deepbench" / "families.csv").exists()
+
+
+def test_section_over_budget_gives_status_1(tmp_path, monkeypatch):
+    over = sections.Section("deepbench", "t", [sections.SectionFamily("gemm_all", 3, 15.1, 15.0)])
+    monkeypatch.setattr(sections, "deepbench_section", lambda folder: over)
+    (tmp_path / "data" / "deepbench").mkdir(parents=True)
+    logs: list[str] = []
+    assert run_report(tmp_path / "data", tmp_path / "out", log=logs.append) == 1
+    assert any("OVER BUDGET" in line for line in logs)
+
+
+def test_cpu_fixture_is_labelled_synthetic():
+    assert "SYNTHETIC" in dataio.read_json(CPU_FIXTURE / "provenance.json")["note"]
+
+
+def test_cpu_section_on_fixture(tmp_path):
+    from validation.cpu_compare import compare
+
+    data = tmp_path / "data"
+    shutil.copytree(CPU_FIXTURE, data / "cpu-synthetic")
+    assert sections.is_cpu_measure_folder(data / "cpu-synthetic")
+    sec = sections.cpu_section(data / "cpu-synthetic")
+    # Oracle: the per-kernel errors of compare(), averaged by hand per family.
+    rows = {r["name"]: abs(r["error_pct"]) for r in compare(data / "cpu-synthetic" / "measurements.csv", False)}
+    assert set(rows) == {"cpu/triad/n=16384", "cpu/triad/n=1048576", "cpu/matmul-ikj/n=256"}
+    fams = {f.family: f for f in sec.families}
+    bw = (rows["cpu/triad/n=16384"] + rows["cpu/triad/n=1048576"]) / 2
+    assert fams["cpu-bandwidth"].n == 2 and fams["cpu-bandwidth"].mape_pct == pytest.approx(bw)
+    assert fams["cpu-matmul-ikj"].mape_pct == pytest.approx(rows["cpu/matmul-ikj/n=256"])
+    assert fams["cpu-all"].mape_pct == pytest.approx(sum(rows.values()) / 3)
+    assert all(f.budget_pct is None for f in sec.families)
+    logs: list[str] = []
+    # No CPU budget: reported, and the status stays 0.
+    assert run_report(data, tmp_path / "out", log=logs.append) == 0
+    assert logs[0] == "== CPU kernels measured by this project: cpu-synthetic =="
+    assert (tmp_path / "out" / "cpu-synthetic" / "summary.txt").exists()
+
+
+def test_gpu_format_folder_is_not_a_cpu_section():
+    synthetic = Path(__file__).parent / "fixtures" / "synthetic_data" / "synthetic-device"
+    assert not sections.is_cpu_measure_folder(synthetic)
+    assert sections.deepbench_section(synthetic) is None
