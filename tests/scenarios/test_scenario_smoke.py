@@ -15,6 +15,7 @@ import pkgutil
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
 import pytest
 
 import archsim
@@ -53,6 +54,7 @@ def test_scenario_smoke_matches_golden(name: str, tmp_path: Path, update_golden:
     assert (tmp_path / "summary.json").is_file()
     for fig in out.figures:
         assert (tmp_path / f"{fig}.pdf") in written and (tmp_path / f"{fig}.png") in written
+    plt.close("all")
     summary = json.loads(json.dumps(out.summary, default=float))
     path = GOLDEN / f"{name}.json"
     if update_golden or not path.exists():
