@@ -42,6 +42,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "zoo": ("archsim.zoo", None),
     "plot": ("archsim.plot", None),
     "hardware": ("archsim.hardware", None),
+    "microarch": ("archsim.microarch", None),
     "units": ("archsim.units", None),
 }
 
