@@ -40,10 +40,17 @@ def tile_params(p: GPUParams, g: int) -> GPUParams:
         if f.name == "n":
             kw["n"] = p.n * g
         elif isinstance(v, np.ndarray):
-            kw[f.name] = np.tile(v, g)
+            kw[f.name] = _repeat(v, g)
         else:
-            kw[f.name] = {key: np.tile(x, g) for key, x in v.items()}
+            kw[f.name] = {key: _repeat(x, g) for key, x in v.items()}
     return GPUParams(**kw)
+
+
+def _repeat(v: np.ndarray, g: int) -> np.ndarray:
+    """``np.tile(v, g)``; a 1-D array is joined directly (same values, without tile's overhead)."""
+    if v.ndim == 1:
+        return np.concatenate([v] * g)
+    return np.tile(v, g)
 
 
 @dataclasses.dataclass
@@ -355,21 +362,29 @@ def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[str, list[Any]
 def _slice(c: CostArrays, i: int, h: int) -> CostArrays:
     """Rows ``i*h .. (i+1)*h`` of a stacked CostArrays."""
     sl = slice(i * h, (i + 1) * h)
+    src = c.__dict__
+    fields = {}
+    for name, v in src.items():
+        if isinstance(v, np.ndarray):
+            fields[name] = v[sl]
+        elif isinstance(v, dict):
+            fields[name] = {k: x[sl] for k, x in v.items()}
+        else:
+            fields[name] = v
+    return _make(fields)
 
-    def d(x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return {k: v[sl] for k, v in x.items()}
 
-    return CostArrays(
-        kind=c.kind, device=c.device, flop=c.flop, latency_s=c.latency_s[sl], time_by_unit_s=d(c.time_by_unit_s),
-        bytes_by_level=d(c.bytes_by_level), flop_by_unit=d(c.flop_by_unit), read_bytes=d(c.read_bytes),
-        write_bytes=d(c.write_bytes), dram_activations=c.dram_activations[sl], link_bytes=c.link_bytes[sl],
-        overhead_s=c.overhead_s[sl], launches=c.launches[sl], energy_breakdown_j=d(c.energy_breakdown_j),
-        static_power_w=c.static_power_w[sl], extra=d(c.extra),
-        dispatch_s=None if c.dispatch_s is None else c.dispatch_s[sl])
+def _make(fields: dict[str, Any]) -> CostArrays:
+    """A CostArrays from its complete field dict, without the frozen dataclass's per-field
+    ``object.__setattr__`` calls (a graph builds hundreds of these per estimate)."""
+    out = object.__new__(CostArrays)
+    out.__dict__.update(fields)
+    return out
 
 
 def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
-    return dataclasses.replace(c, kind=kind, flop=flop)
+    """``dataclasses.replace(c, kind=kind, flop=flop)``: a shallow copy with two fields changed."""
+    return _make({**c.__dict__, "kind": kind, "flop": flop})
 
 
 def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
