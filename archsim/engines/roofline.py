@@ -116,18 +116,23 @@ def _critical_path(latencies: list[np.ndarray], preds: list[tuple[int, ...]]) ->
     return np.maximum.reduce(finish)
 
 
+def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
+    """``arrays[0] + arrays[1] + ...`` added left to right, in one numpy call: ``add.accumulate``
+    adds strictly in order (no pairwise summation), so the floats equal the Python loop's."""
+    return np.add.accumulate(np.stack(arrays), axis=0)[-1].copy()
+
+
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool):
     ops, preds, name = work_ops(work)
     costs = _Coster(hardware, options).cost_all(ops)
     latencies = [c.latency_s for c in costs]
-    serial = latencies[0].copy()
-    for lat in latencies[1:]:
-        serial = serial + lat
+    serial = _running_sum(latencies)
     total = _critical_path(latencies, preds) if overlap else serial
-    energy: dict[str, np.ndarray] = {}
+    parts: dict[str, list[np.ndarray]] = {}
     for c in costs:
         for k, v in c.energy_breakdown_j.items():
-            energy[k] = energy[k] + v if k in energy else v.copy()
+            parts.setdefault(k, []).append(v)
+    energy = {k: _running_sum(v) for k, v in parts.items()}
     if overlap and "static" in energy:
         # Static power is drawn once over the makespan, not once per op.
         energy["static"] = energy["static"] * (total / np.where(serial > 0, serial, 1.0))
