@@ -34,23 +34,33 @@ __all__ = ["cost_many", "tile_params"]
 
 def tile_params(p: GPUParams, g: int) -> GPUParams:
     """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``)."""
-    kw: dict[str, Any] = {}
+    arrays: list[np.ndarray] = []
+    slots: list[tuple[str, str | None]] = []
     for f in dataclasses.fields(p):
         v = getattr(p, f.name)
-        if f.name == "n":
-            kw["n"] = p.n * g
-        elif isinstance(v, np.ndarray):
-            kw[f.name] = _repeat(v, g)
+        if isinstance(v, np.ndarray):
+            arrays.append(v)
+            slots.append((f.name, None))
+        elif isinstance(v, dict):
+            for key, x in v.items():
+                arrays.append(x)
+                slots.append((f.name, key))
+    kw: dict[str, Any] = {"n": p.n * g}
+    if all(a.ndim == 1 and a.dtype == np.float64 and a.shape == (p.n,) for a in arrays):
+        # One tile of the stacked (fields x points) table instead of one per field: the same values.
+        rows = list(np.tile(np.stack(arrays), (1, g)))
+    else:
+        rows = [np.tile(a, g) for a in arrays]
+    for (name, key), row in zip(slots, rows, strict=True):
+        if key is None:
+            kw[name] = row
         else:
-            kw[f.name] = {key: _repeat(x, g) for key, x in v.items()}
+            kw.setdefault(name, {})[key] = row
+    for f in dataclasses.fields(p):
+        v = getattr(p, f.name)
+        if isinstance(v, dict) and f.name not in kw:
+            kw[f.name] = {}
     return GPUParams(**kw)
-
-
-def _repeat(v: np.ndarray, g: int) -> np.ndarray:
-    """``np.tile(v, g)``; a 1-D array is joined directly (same values, without tile's overhead)."""
-    if v.ndim == 1:
-        return np.concatenate([v] * g)
-    return np.tile(v, g)
 
 
 @dataclasses.dataclass
