@@ -233,22 +233,14 @@ class _Planner:
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
-        e = elem_bytes(op)
-        r, s = op.kernel
-        g = op.groups
-        c, kout = op.in_channels // g, op.out_channels // g
-        pq = op.out_height * op.out_width
-        npq, crs = op.batch * pq, c * r * s
-        in_bytes = op.batch * c * op.height * op.width * e
+        v = gc.conv_gemm_view(op)
+        e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
         vector = flop_classes(op)[1]
         if op.pass_ == "backward_data":
             cb = in_bytes / (npq * crs)
             t = self._traffic(npq, crs, kout, g, e, e, cb)
             return self._gemm_req(op, npq, crs, kout, g, e, cb, t, 0.0, 1.0, vector)
-        if op.pass_ == "backward_weight":
-            m, n, k = crs, kout, npq
-        else:
-            m, n, k = npq, kout, crs
+        m, n, k = v.m, v.n, v.k
         # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
         window_b = tr.conv_window_bytes(c, op.width, r, e)
         low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,

@@ -20,7 +20,7 @@ shared-memory byte written into and read out of registers once (2 x the L1 bytes
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -317,15 +317,49 @@ def whole_rows(op: Any, p: GPUParams) -> bool:
     return bool(np.all(p.l2_line_bytes > op.stride[1] * elem_bytes(op)))
 
 
-def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
+class ConvGemmView(NamedTuple):
+    """A convolution pass as a GEMM per group: C[m, n] = A[m, k] B[k, n] (implicit im2col).
+
+    ``npq`` = batch x output pixels, ``crs`` = channels per group x filter taps; for the forward
+    pass (m, n, k) = (NPQ, K, CRS), for backward-weight (CRS, K, NPQ); backward-data is
+    dcols[NPQ, CRS] = dY[NPQ, K] W^T with col2im writing ``in_bytes`` (the input's size).
+    """
+
+    e: float
+    r: int
+    s: int
+    g: int
+    c: int
+    kout: int
+    npq: int
+    crs: int
+    in_bytes: float
+    m: int
+    n: int
+    k: int
+
+
+def conv_gemm_view(op: Any) -> ConvGemmView:
+    """The implicit-GEMM dimensions of ``op`` (a Conv2d of any pass), shared by both cost paths."""
     e = elem_bytes(op)
     r, s = op.kernel
     g = op.groups
     c, kout = op.in_channels // g, op.out_channels // g
-    pq = op.out_height * op.out_width
-    npq, crs = op.batch * pq, c * r * s
+    npq, crs = op.batch * op.out_height * op.out_width, c * r * s
     in_bytes = op.batch * c * op.height * op.width * e
+    if op.pass_ == "backward_data":
+        m, n, k = npq, crs, kout
+    elif op.pass_ == "backward_weight":
+        # dW^T[CRS, K] = cols(X)^T[CRS, NPQ] dY[NPQ, K]: the implicit operand is A again.
+        m, n, k = crs, kout, npq
+    else:
+        m, n, k = npq, kout, crs
+    return ConvGemmView(e, r, s, g, c, kout, npq, crs, in_bytes, m, n, k)
 
+
+def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
+    v = conv_gemm_view(op)
+    e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
     rows = whole_rows(op, p)
 
     def a_pass(cap: np.ndarray) -> np.ndarray:
@@ -337,11 +371,7 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
         shape = tr.GemmShape(npq, crs, kout, g, e, e, in_bytes / (npq * crs))
         dram = tr.gemm_bytes(shape, p.l2_size_bytes)
         return _gemm_like(op, p, shape, dram, np.ones(p.n), flop_classes(op)[1], 0.0, 0.0)
-    if op.pass_ == "backward_weight":
-        # dW^T[CRS, K] = cols(X)^T[CRS, NPQ] dY[NPQ, K]: the implicit operand is A again.
-        m, n, k = crs, kout, npq
-    else:
-        m, n, k = npq, kout, crs
+    m, n, k = v.m, v.n, v.k
     im2col = npq * crs * e
     shape = tr.GemmShape(m, n, k, g, e, e, e)
     dram = tr.conv_bytes(shape, a_pass(p.l2_size_bytes) * g, p.l2_size_bytes)
