@@ -27,7 +27,9 @@ Streaming kernels (elementwise, reductions) run one 16-byte vector access per th
 
 Every device factor is a named field of the hardware model (via :mod:`archsim.engines.params`);
 the constants here describe the kernel library (tile catalogue, access width), not a device.
-All functions are vectorised over hardware points (arrays of shape ``(H,)``).
+All functions are vectorised over hardware points (arrays of shape ``(H,)``). The GEMM tile search
+runs compiled (:mod:`archsim._gemm_engine`, numba): one loop over (GEMM, point) rows evaluates the
+candidates and keeps the fastest, so a sweep allocates nothing of size rows x candidates.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ class GemmKernel:
     achieved_occupancy: np.ndarray
 
 
-def _tile_table(elem_bytes: float) -> tuple[np.ndarray, ...]:
+def _tile_table() -> tuple[np.ndarray, ...]:
     """Candidates (tiles x split-K) as flat arrays: bm, bn, threads, registers per thread, split."""
     bm, bn, warps, split = [], [], [], []
     for tbm, tbn, tw in TILES:
@@ -133,7 +135,7 @@ def _tile_table(elem_bytes: float) -> tuple[np.ndarray, ...]:
             bn.append(tbn)
             warps.append(tw)
             split.append(s)
-    bm_a, bn_a, w_a, s_a = (np.asarray(v, dtype=np.float64)[None, :] for v in (bm, bn, warps, split))
+    bm_a, bn_a, w_a, s_a = (np.asarray(v, dtype=np.float64) for v in (bm, bn, warps, split))
     threads = w_a * 32.0
     acc = bm_a * bn_a / threads
     # Accumulators, double-buffered operand fragments (half the accumulator count) and ~32 registers of
@@ -147,28 +149,9 @@ _OCCUPANCY_FIELDS = ("warp_size", "max_warps", "registers_per_sm", "shared_memor
                      "gemm_pipeline_stages")
 
 
-def _gemm_occupancy(p: GPUParams, a_bytes: np.ndarray | float, b_bytes: np.ndarray | float, threads: np.ndarray,
-                    regs: np.ndarray, bm: np.ndarray, bn: np.ndarray) -> np.ndarray:
-    """Blocks per SM of every tile candidate at every row, computed once per distinct SM description.
-
-    Occupancy depends on the SM's limits, the pipeline depth and the element sizes only; a sweep
-    over clocks, SM counts or bandwidths (or many GEMMs stacked on one device) shares them.
-    """
-    cols = [getattr(p, f) for f in _OCCUPANCY_FIELDS]
-    cols += [np.broadcast_to(np.ravel(np.asarray(x, dtype=np.float64)), (p.n,)) for x in (a_bytes, b_bytes)]
-    keys, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
-    sub = {f: np.asarray(getattr(p, f))[first] for f in _OCCUPANCY_FIELDS}
-    a_u, b_u = keys[:, -2:-1], keys[:, -1:]
-    bk = K_SLICE_BYTES / np.maximum(a_u, b_u)
-    smem = sub["gemm_pipeline_stages"][:, None] * ((bm * a_u + bn * b_u) * bk)
-    view = _SMView(**sub)
-    bps = gpu_occupancy(view, threads, np.minimum(regs, view.max_registers_per_thread[:, None]), smem)  # type: ignore[arg-type]
-    return bps[np.ravel(inverse)]
-
-
 @dataclass(frozen=True)
 class _SMView:
-    """The SM limits of :data:`_OCCUPANCY_FIELDS` for a subset of points (what gpu_occupancy reads)."""
+    """The SM limits of :data:`_OCCUPANCY_FIELDS` for some rows (what :func:`gpu_occupancy` reads)."""
 
     warp_size: np.ndarray
     max_warps: np.ndarray
@@ -181,9 +164,26 @@ class _SMView:
     gemm_pipeline_stages: np.ndarray
 
 
-def _col(x: np.ndarray | float) -> np.ndarray | float:
-    """A per-point array as a column (broadcast against the candidate axis); scalars unchanged."""
-    return np.asarray(x, dtype=np.float64)[:, None] if np.ndim(x) else x
+def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
+                     repeat: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Blocks per SM of every tile candidate, once per distinct (SM description, element sizes).
+
+    Occupancy depends on the SM's limits, the pipeline depth and the element sizes only; a sweep
+    over clocks, SM counts or bandwidths (or many GEMMs on one device) shares them. The rows asked
+    for are the points of ``p`` repeated ``repeat`` times, row ``i`` with element sizes
+    ``a_bytes[i]``, ``b_bytes[i]`` (arrays of ``repeat x p.n``). Returns (table of shape
+    (distinct rows, candidates), each asked row's index into it).
+    """
+    cols = [np.tile(getattr(p, f), repeat) for f in _OCCUPANCY_FIELDS] + [a_bytes, b_bytes]
+    keys, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
+    sub = {f: keys[:, i] for i, f in enumerate(_OCCUPANCY_FIELDS)}
+    bm, bn, threads, regs, _ = (v[None, :] for v in _tile_table())
+    a_u, b_u = keys[:, -2:-1], keys[:, -1:]
+    bk = K_SLICE_BYTES / np.maximum(a_u, b_u)
+    smem = sub["gemm_pipeline_stages"][:, None] * ((bm * a_u + bn * b_u) * bk)
+    view = _SMView(**sub)
+    bps = gpu_occupancy(view, threads, np.minimum(regs, view.max_registers_per_thread[:, None]), smem)  # type: ignore[arg-type]
+    return np.ascontiguousarray(bps), np.ravel(inverse).astype(np.int64)
 
 
 def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np.ndarray, batch: int | np.ndarray,
@@ -200,15 +200,13 @@ def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np
     The shape (``m``, ``n``, ``k``, ``batch``, element sizes) may be scalars or arrays of shape
     ``(H,)``: with arrays, row ``i`` is a different GEMM on point ``i``.
     """
-    shape = [_col(v) for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)]
-    a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (p.n,))[:, None]
-    bm, bn, threads, regs, split = _tile_table(1.0)
-    bps = _gemm_occupancy(p, shape[4], shape[5], threads, regs, bm, bn)
-    view = {f: getattr(p, f)[:, None] for f in _GEMM_FIELDS}
-    rate = flop_per_cycle_per_sm[:, None]
-    dram_min = np.asarray(dram_min_bytes, dtype=np.float64)[:, None]
-    out = _gemm_body(view, *shape, rate, efficiency[:, None], dram_min, a_stream, bps, (bm, bn, threads, split))
-    return GemmKernel(**out)
+    h = p.n
+    ops = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), (h,)) for v in
+                    (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
+    rows = np.arange(h, dtype=np.int64)
+    occupancy, occupancy_row = _occupancy_table(p, ops[:, 4].copy(), ops[:, 5].copy())
+    return _search(p, ops, rows, rows, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
+                   occupancy, occupancy_row)
 
 
 def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray,
@@ -217,132 +215,39 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
     """:func:`gpu_gemm` of G GEMMs at each of the H points of ``p``, results flattened op-major (G*H,).
 
     The shape values are arrays of shape (G,); ``dram_min_bytes`` and ``a_stream_factor`` (G*H,).
-    Terms that depend on the GEMM alone are computed on a (G, 1, candidates) grid, terms of the
-    point alone on (1, H, 1), and only their combinations on (G, H, candidates): the same
-    elementwise arithmetic as :func:`gpu_gemm` row by row, so the same floats, with far fewer
-    operations in a sweep.
+    Row ``g * H + h`` is GEMM ``g`` on point ``h``, with the same floats as :func:`gpu_gemm` of
+    that GEMM at that point.
     """
     g, h = len(m), p.n
-    shape = [np.asarray(v, dtype=np.float64)[:, None, None] for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)]
-
-    def per_row(x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64).reshape(g, h)
-        # Constant across points (the usual sweep): keep it on the GEMM axis only.
-        return x[:, :1, None] if np.all(x == x[:, :1]) else x[:, :, None]
-
-    cand = tuple(v[None] for v in _tile_table(1.0))
-    bm, bn, threads, regs, split = cand
-    key_a = np.repeat(np.asarray(a_bytes, dtype=np.float64), h)
-    key_b = np.repeat(np.asarray(b_bytes, dtype=np.float64), h)
-    tiled = _RowsView(n=g * h, **{f: np.tile(getattr(p, f), g) for f in _OCCUPANCY_FIELDS})
-    bps = _gemm_occupancy(tiled, key_a, key_b, threads[0], regs[0], bm[0], bn[0]).reshape(g, h, -1)  # type: ignore[arg-type]
-    if np.all(bps == bps[:, :1]):
-        bps = bps[:, :1]
-    view = {f: getattr(p, f)[None, :, None] for f in _GEMM_FIELDS}
-    out = _gemm_body(view, *shape, flop_per_cycle_per_sm[None, :, None], efficiency[None, :, None],
-                     per_row(dram_min_bytes), per_row(a_stream_factor), bps, (bm, bn, threads, split))
-    return GemmKernel(**{key: np.broadcast_to(v, (g, h)).reshape(g * h) for key, v in out.items()})
+    ops = np.stack([np.asarray(v, dtype=np.float64) for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
+    # Occupancy per point and distinct element-size pair (one pair per precision in practice).
+    pairs, pair_of_op = np.unique(ops[:, 4:6], axis=0, return_inverse=True)
+    occupancy, occupancy_row = _occupancy_table(p, np.repeat(pairs[:, 0], h), np.repeat(pairs[:, 1], h),
+                                                repeat=len(pairs))
+    points = np.tile(np.arange(h, dtype=np.int64), g)
+    occupancy_row = occupancy_row[np.repeat(np.ravel(pair_of_op) * h, h) + points]
+    return _search(p, ops, np.repeat(np.arange(g, dtype=np.int64), h), points, flop_per_cycle_per_sm, efficiency,
+                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row)
 
 
-_GEMM_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
-                "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
-                "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps")
+def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
+            flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray | float,
+            a_stream_factor: np.ndarray | float, occupancy: np.ndarray, occupancy_row: np.ndarray) -> GemmKernel:
+    """Run the compiled candidate search (:mod:`archsim._gemm_engine`) over rows (GEMM ``op_row[r]`` on
+    point ``point_row[r]``) and wrap its output table as a :class:`GemmKernel`."""
+    from archsim import _gemm_engine as engine
 
-
-@dataclass(frozen=True)
-class _RowsView:
-    """The SM limits of some rows (what :func:`_gemm_occupancy` reads)."""
-
-    n: int
-    warp_size: np.ndarray
-    max_warps: np.ndarray
-    registers_per_sm: np.ndarray
-    shared_memory_bytes: np.ndarray
-    max_blocks: np.ndarray
-    max_shared_memory_per_block_bytes: np.ndarray
-    max_threads_per_block: np.ndarray
-    max_registers_per_thread: np.ndarray
-    gemm_pipeline_stages: np.ndarray
-
-
-def _gemm_body(p: dict[str, np.ndarray], m, n, k, batch, a_bytes, b_bytes, c_bytes, flop_per_cycle_per_sm,
-               efficiency, dram_min, a_stream, bps, cand) -> dict[str, np.ndarray]:
-    """The GEMM kernel model on broadcastable arrays whose last axis is the tile candidate."""
-    bm, bn, threads, split = cand
-    elem = np.maximum(a_bytes, b_bytes)
-    bk = K_SLICE_BYTES / elem
-    stages = p["gemm_pipeline_stages"]
-    stage_bytes = (bm * a_bytes + bn * b_bytes) * bk
-    sm = p["sm_count"]
-    k_iters = np.ceil(np.ceil(k / bk) / split)
-    k_cta = k_iters * bk
-    tiles_mn = np.ceil(m / bm) * np.ceil(n / bn) * batch
-    ctas = tiles_mn * split
-    slots = sm * bps
-    full = np.floor(ctas / np.maximum(slots, 1.0))
-    tail = ctas - full * slots
-    # Per-block work.
-    flop_cta = 2.0 * bm * bn * k_cta
-    l2_cta = (bm * a_bytes * a_stream + bn * b_bytes) * k_cta + bm * bn * np.where(
-        split > 1, ACCUMULATOR_BYTES, c_bytes)
-    # Shared memory: every k-slice is written once and read by the warps; a warp tile of the
-    # (bm/2 x bn/warps*2) CUTLASS arrangement reads its A rows and B columns, so smem reads per block
-    # per slice are (bm * wn_count + bn * wm_count) elements; with wm_count = 2 warp rows.
-    warps = threads / 32.0
-    wm_count = np.minimum(2.0, warps)
-    wn_count = warps / wm_count
-    l1_cta = stage_bytes * k_iters + (bm * a_bytes * wn_count + bn * b_bytes * wm_count) * bk * k_iters
-    sm_rate = flop_per_cycle_per_sm * p["clock_hz"] * efficiency
-    l1_rate = p["l1_bandwidth_per_sm_bytes_per_s"]
-    l2_peak = p["l2_bandwidth_bytes_per_s"] * p["l2_bandwidth_efficiency"]
-    dram_peak = p["dram_bandwidth_bytes_per_s"] * p["dram_bandwidth_efficiency"]
-    l2_total = ctas * l2_cta
-    dram_main = np.minimum(dram_min, l2_total)
-    partial_bytes = np.where(split > 1, batch * m * n * ACCUMULATOR_BYTES * split, 0.0)
-    dram_kernel = dram_main + partial_bytes
-    miss = np.clip(dram_kernel / np.maximum(l2_total, 1.0), 0.0, 1.0)
-    latency = p["l2_latency_s"] + miss * p["dram_latency_s"]
-    inflight_cta = (stages - 1.0) * stage_bytes
-
-    # Compute and shared memory are quantised by waves (each SM runs its blocks in turn); L2 and DRAM
-    # traffic are shared by the whole grid, at the bandwidth its resident blocks can keep in flight.
-    waves = full + (tail > 0)
-    blocks_in_turn = full * bps + np.ceil(tail / sm)
-    compute = blocks_in_turn * flop_cta / sm_rate
-    l1 = blocks_in_turn * l1_cta / l1_rate
-    resident = np.minimum(ctas, slots)
-    lat_bw = little_bandwidth(np.maximum(resident, 1.0) * inflight_cta, latency)
-    l2 = l2_total / achievable_bandwidth(l2_peak, lat_bw)
-    dram = dram_kernel / achievable_bandwidth(dram_peak, lat_bw)
-    t_body = np.maximum(np.maximum(compute, l1), np.maximum(l2, dram))
-    # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
-    fill = waves * (p["l2_latency_s"] + p["dram_latency_s"])
-    # Parallel split-K: a reduction kernel reads the partials and writes C.
-    reduce_bytes = np.where(split > 1, batch * m * n * (ACCUMULATOR_BYTES * split + c_bytes), 0.0)
-    reduce_s = reduce_bytes / dram_peak
-    time = t_body + fill + reduce_s
-    time = np.where(bps > 0, time, np.inf)
-    launches = np.where(split > 1, 2.0, 1.0)
-    # Choose per point the candidate of minimum time including its launch overheads.
-    best = np.argmin(time + launches * p["launch_overhead_s"], axis=-1)[..., None]
-
-    def pick(x: np.ndarray) -> np.ndarray:
-        return np.take_along_axis(np.broadcast_to(x, time.shape), best, axis=-1)[..., 0]
-
-    # Values reported for the chosen candidate only are computed from its picked inputs (the same
-    # elementwise arithmetic on fewer elements, so the same floats as computing them for all).
-    ctas_b, slots_b, bps_b, waves_b = pick(ctas), pick(slots), pick(bps), pick(waves)
-    reduce_b, reduce_s_b = pick(reduce_bytes), pick(reduce_s)
-    active_avg = ctas_b / np.maximum(waves_b, 1.0)
-    occupancy = (np.minimum(1.0, active_avg / np.maximum(slots_b, 1.0)) * bps_b * pick(warps)
-                 / p["max_warps"][..., 0])
-    return dict(
-        time_s=pick(time), compute_s=pick(compute), l1_s=pick(l1), l2_s=pick(l2), dram_s=pick(dram) + reduce_s_b,
-        fill_s=pick(fill), launches=pick(launches), flop_executed=ctas_b * pick(flop_cta),
-        l1_bytes=ctas_b * pick(l1_cta), l2_bytes=pick(l2_total) + reduce_b, dram_bytes=pick(dram_kernel) + reduce_b,
-        bm=pick(bm), bn=pick(bn), split_k=pick(split), waves=waves_b, blocks_per_sm=bps_b,
-        achieved_occupancy=occupancy,
-    )
+    rows = len(op_row)
+    per_point = [getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [flop_per_cycle_per_sm, efficiency]
+    points = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), (p.n,)) for v in per_point], axis=1)
+    # Fresh writable copies: numba compiles one specialisation per array flags, read-only included.
+    dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()
+    a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (rows,)).copy()
+    bm, bn, threads, _, split = _tile_table()
+    out = np.empty((len(engine.OUT_FIELDS), rows))
+    engine.search(np.ascontiguousarray(ops), points, op_row, point_row, dram_min, a_stream, occupancy,
+                  occupancy_row, np.stack([bm, bn, threads, split]), K_SLICE_BYTES, ACCUMULATOR_BYTES, out)
+    return GemmKernel(**dict(zip(engine.OUT_FIELDS, out, strict=True)))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,39 +40,33 @@ def elem_bytes(op: Any) -> float:
     return float(op.dtype.bytes)
 
 
-def _add(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out[k] + v if k in out else v
+def _sum_dicts(dicts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Key by key, the sum of the dicts holding that key, added left to right (keys in order of first
+    appearance)."""
+    out: dict[str, np.ndarray] = {}
+    for d in dicts:
+        for k, v in d.items():
+            out[k] = out[k] + v if k in out else v
     return out
 
 
-def _add_optional(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    if a is None:
-        return b
-    return a if b is None else a + b
-
-
 def sum_costs(parts: Sequence[CostArrays], kind: str, flop: float) -> CostArrays:
-    """Kernels run one after another: times, bytes, actions, energies and overheads add up."""
+    """Kernels run one after another: times, bytes, actions, energies and overheads add up (left to
+    right); the first kernel's device and static power are kept, its extras are not."""
     first = parts[0]
-    acc = first
-    for nxt in parts[1:]:
-        acc = CostArrays(
-            kind=kind, device=first.device, flop=flop,
-            latency_s=acc.latency_s + nxt.latency_s,
-            time_by_unit_s=_add(acc.time_by_unit_s, nxt.time_by_unit_s),
-            bytes_by_level=_add(acc.bytes_by_level, nxt.bytes_by_level),
-            flop_by_unit=_add(acc.flop_by_unit, nxt.flop_by_unit),
-            read_bytes=_add(acc.read_bytes, nxt.read_bytes),
-            write_bytes=_add(acc.write_bytes, nxt.write_bytes),
-            dram_activations=acc.dram_activations + nxt.dram_activations,
-            link_bytes=acc.link_bytes + nxt.link_bytes,
-            overhead_s=acc.overhead_s + nxt.overhead_s,
-            launches=acc.launches + nxt.launches,
-            energy_breakdown_j=_add(acc.energy_breakdown_j, nxt.energy_breakdown_j),
-            static_power_w=first.static_power_w,
-            extra={},
-            dispatch_s=_add_optional(acc.dispatch_s, nxt.dispatch_s),
-        )
-    return CostArrays(**{**acc.__dict__, "kind": kind, "flop": flop})
+    if len(parts) == 1:
+        return CostArrays(**{**first.__dict__, "kind": kind, "flop": flop})
+    fields: dict[str, Any] = {"kind": kind, "device": first.device, "flop": flop,
+                              "static_power_w": first.static_power_w, "extra": {}}
+    for name in _ARRAY_FIELDS:
+        fields[name] = functools.reduce(np.add, [getattr(p, name) for p in parts])
+    for name in _DICT_FIELDS:
+        fields[name] = _sum_dicts([getattr(p, name) for p in parts])
+    dispatch = [p.dispatch_s for p in parts if p.dispatch_s is not None]
+    fields["dispatch_s"] = functools.reduce(np.add, dispatch) if dispatch else None
+    return CostArrays(**fields)
+
+
+_ARRAY_FIELDS = ("latency_s", "dram_activations", "link_bytes", "overhead_s", "launches")
+_DICT_FIELDS = ("time_by_unit_s", "bytes_by_level", "flop_by_unit", "read_bytes", "write_bytes",
+                "energy_breakdown_j")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,14 +43,17 @@ def work_ops(work: Any) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
 
 def _op_key(op: Any) -> tuple[Any, ...]:
     """Identity of an op's cost: its type and every field except its name and phase."""
-    names = _cost_fields(type(op))
-    return (type(op), tuple((name, getattr(op, name)) for name in names))
+    cls = type(op)
+    return (cls, _cost_fields(cls)(op))
 
 
 @functools.lru_cache(maxsize=256)
-def _cost_fields(cls: type) -> tuple[str, ...]:
-    """The dataclass fields of an op class that its cost depends on (all but name and phase)."""
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase"))
+def _cost_fields(cls: type) -> Any:
+    """A getter of the values of the dataclass fields of an op class that its cost depends on (all
+    but name and phase), as a tuple (the field names are fixed by the class, which leads the key)."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase")]
+    getter = operator.attrgetter(*names)
+    return getter if len(names) > 1 else (lambda op: (getter(op),))
 
 
 class _Coster:
@@ -117,9 +121,10 @@ def _critical_path(latencies: list[np.ndarray], preds: list[tuple[int, ...]]) ->
 
 
 def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
-    """``arrays[0] + arrays[1] + ...`` added left to right, in one numpy call: ``add.accumulate``
-    adds strictly in order (no pairwise summation), so the floats equal the Python loop's."""
-    return np.add.accumulate(np.stack(arrays), axis=0)[-1].copy()
+    """``arrays[0] + arrays[1] + ...`` added strictly left to right (a new array; the same floats at
+    every point count, which ``estimate_many == estimate`` relies on). One numpy add per op beats
+    ``add.accumulate`` over a stacked table here: that walks the table across its rows."""
+    return functools.reduce(np.add, arrays[1:], arrays[0].copy())
 
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool):

@@ -1,0 +1,167 @@
+"""The numba kernel behind :func:`archsim.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
+
+A row is one GEMM on one hardware point. For each row the kernel evaluates the model of
+:mod:`archsim.kernels` (waves, occupancy, Little's-law bandwidth, pipeline fill, split-K reduction)
+for every (tile, split-K) candidate, keeps the candidate of minimum time including its launch
+overheads (the first on a tie, as ``numpy.argmin``; a NaN time wins, as there), and writes that
+candidate's figures. The arithmetic is written out operation by operation in the order of the
+formulas' documentation, in IEEE double precision without reassociation or contraction (numba's
+default, no ``fastmath``) and with numpy's division semantics (``error_model="numpy"``: x / 0 is
+inf or NaN, never an exception).
+
+Doing this in one compiled loop keeps nothing of size rows x candidates in memory: a sweep of
+thousands of points then costs a few nanoseconds per candidate instead of a few dozen numpy
+temporaries per candidate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "search"]
+
+OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
+"""Columns of the GEMM table (one row per distinct GEMM)."""
+
+POINT_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
+                "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
+                "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps",
+                "flop_per_cycle_per_sm", "efficiency")
+"""Columns of the point table (one row per hardware point; the last two are the GEMM unit's rate and
+achievable fraction at that point)."""
+
+OUT_FIELDS = ("time_s", "compute_s", "l1_s", "l2_s", "dram_s", "fill_s", "launches", "flop_executed", "l1_bytes",
+              "l2_bytes", "dram_bytes", "bm", "bn", "split_k", "waves", "blocks_per_sm", "achieved_occupancy")
+"""Rows of the output table: the fields of :class:`archsim.kernels.GemmKernel`, in order."""
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _max(a, b):  # pragma: no cover - numba
+    """``numpy.maximum`` of two floats (NaN propagates)."""
+    return a if (a >= b or a != a) else b
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _min(a, b):  # pragma: no cover - numba
+    """``numpy.minimum`` of two floats (NaN propagates)."""
+    return a if (a <= b or a != a) else b
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, threads, split,
+               k_slice_bytes, acc_bytes):  # pragma: no cover - numba
+    """The kernel model of one (GEMM, point, candidate): see :mod:`archsim.kernels` for the formulas.
+
+    Returns (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots,
+    waves, flop_cta, l1_cta, l2_total, dram_kernel); ``score`` = time + launches x launch overhead.
+    """
+    sm = pt[0]
+    stages = pt[1]
+    clock = pt[2]
+    l1_rate = pt[3]
+    l2_peak = pt[4] * pt[5]
+    dram_peak = pt[6] * pt[7]
+    l2_lat = pt[8]
+    dram_lat = pt[9]
+    elem = _max(a, b)
+    bk = k_slice_bytes / elem
+    stage_bytes = (bm * a + bn * b) * bk
+    k_iters = np.ceil(np.ceil(k / bk) / split)
+    k_cta = k_iters * bk
+    tiles_mn = np.ceil(m / bm) * np.ceil(n / bn) * batch
+    ctas = tiles_mn * split
+    slots = sm * bps
+    full = np.floor(ctas / _max(slots, 1.0))
+    tail = ctas - full * slots
+    flop_cta = 2.0 * bm * bn * k_cta
+    l2_cta = (bm * a * a_stream + bn * b) * k_cta + bm * bn * (acc_bytes if split > 1.0 else c)
+    # Shared-memory reads of the CUTLASS warp arrangement (2 warp rows): kernels.py explains.
+    warps = threads / 32.0
+    wm_count = _min(2.0, warps)
+    wn_count = warps / wm_count
+    l1_cta = stage_bytes * k_iters + (bm * a * wn_count + bn * b * wm_count) * bk * k_iters
+    sm_rate = pt[12] * clock * pt[13]
+    l2_total = ctas * l2_cta
+    dram_main = _min(dram_min, l2_total)
+    partial_bytes = batch * m * n * acc_bytes * split if split > 1.0 else 0.0
+    dram_kernel = dram_main + partial_bytes
+    miss = _min(_max(dram_kernel / _max(l2_total, 1.0), 0.0), 1.0)
+    latency = l2_lat + miss * dram_lat
+    inflight_cta = (stages - 1.0) * stage_bytes
+    waves = full + (1.0 if tail > 0.0 else 0.0)
+    blocks_in_turn = full * bps + np.ceil(tail / sm)
+    compute = blocks_in_turn * flop_cta / sm_rate
+    l1 = blocks_in_turn * l1_cta / l1_rate
+    resident = _min(ctas, slots)
+    lat_bw = _max(resident, 1.0) * inflight_cta / latency
+    l2 = l2_total / (1.0 / (1.0 / l2_peak + 1.0 / lat_bw))
+    dram = dram_kernel / (1.0 / (1.0 / dram_peak + 1.0 / lat_bw))
+    t_body = _max(_max(compute, l1), _max(l2, dram))
+    fill = waves * (l2_lat + dram_lat)
+    reduce_bytes = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
+    reduce_s = reduce_bytes / dram_peak
+    time = t_body + fill + reduce_s
+    if not bps > 0.0:
+        time = math.inf
+    launches = 2.0 if split > 1.0 else 1.0
+    score = time + launches * pt[10]
+    return (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves,
+            flop_cta, l1_cta, l2_total, dram_kernel)
+
+
+@njit(cache=True, error_model="numpy")
+def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row, cand, k_slice_bytes,
+           acc_bytes, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(OUT_FIELDS) x rows) with the fastest candidate of every row.
+
+    ``ops``: (G, OP_FIELDS); ``points``: (H, POINT_FIELDS); row r is GEMM ``op_row[r]`` on point
+    ``point_row[r]`` with L2-model DRAM bytes ``dram_min[r]``, A-stream factor ``a_stream[r]`` and
+    blocks per SM ``occupancy[occupancy_row[r], candidate]``; ``cand``: (4, candidates) of bm, bn,
+    threads, split-K.
+    """
+    n_cand = cand.shape[1]
+    bms, bns, threads, splits = cand[0], cand[1], cand[2], cand[3]
+    scores = np.empty(n_cand)
+    for r in range(op_row.shape[0]):
+        op = ops[op_row[r]]
+        pt = points[point_row[r]]
+        occ = occupancy[occupancy_row[r]]
+        m, n, k, batch, a, b, c = op[0], op[1], op[2], op[3], op[4], op[5], op[6]
+        dm, ast = dram_min[r], a_stream[r]
+        # A branch-free loop over the candidates (SIMD), then the first minimum.
+        for j in range(n_cand):
+            scores[j] = _candidate(m, n, k, batch, a, b, c, pt, dm, ast, occ[j], bms[j], bns[j], threads[j],
+                                   splits[j], k_slice_bytes, acc_bytes)[0]
+        best = 0
+        best_score = scores[0]
+        for j in range(1, n_cand):
+            score = scores[j]
+            if score < best_score or (score != score and best_score == best_score):
+                best = j
+                best_score = score
+        bps = occ[best]
+        (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
+         l1_cta, l2_total, dram_kernel) = _candidate(m, n, k, batch, a, b, c, pt, dram_min[r], a_stream[r], bps,
+                                                     cand[0, best], cand[1, best], cand[2, best], cand[3, best],
+                                                     k_slice_bytes, acc_bytes)
+        active_avg = ctas / _max(waves, 1.0)
+        out[0, r] = time
+        out[1, r] = compute
+        out[2, r] = l1
+        out[3, r] = l2
+        out[4, r] = dram + reduce_s
+        out[5, r] = fill
+        out[6, r] = launches
+        out[7, r] = ctas * flop_cta
+        out[8, r] = ctas * l1_cta
+        out[9, r] = l2_total + reduce_bytes
+        out[10, r] = dram_kernel + reduce_bytes
+        out[11, r] = cand[0, best]
+        out[12, r] = cand[1, best]
+        out[13, r] = cand[3, best]
+        out[14, r] = waves
+        out[15, r] = bps
+        out[16, r] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (cand[2, best] / 32.0) / pt[11]

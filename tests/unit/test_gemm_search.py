@@ -1,0 +1,90 @@
+"""The compiled GEMM tile search (archsim._gemm_engine) against a brute-force oracle.
+
+The oracle runs the same kernel with one candidate at a time and takes the first candidate of
+minimum time + launches x launch overhead, as ``numpy.argmin`` would: the full search must report
+exactly that candidate's figures. Also: one GEMM alone equals the same GEMM inside a grid, and a
+hand-computed tile.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import archsim.presets as presets
+from archsim import _gemm_engine as engine
+from archsim import kernels as kn
+from archsim.engines.params import GPUParams
+
+
+@pytest.fixture(scope="module")
+def params():
+    base = presets.load_preset("gpu/v100-sxm2-16gb")
+    dump = base.model_dump()
+    small = presets.validate_hardware({**dump, "sm_count": 7, "clock": "0.9 GHz",
+                                       "dram": {**dump["dram"], "bandwidth": "120 GB/s"}})
+    return GPUParams.from_devices([base, small, presets.load_preset("gpu/h100-sxm5-80gb")])
+
+
+def _run(p, op, cand, dram_min, a_stream):
+    """engine.search of one GEMM ``op`` (7 values) at every point of ``p`` over the columns ``cand``."""
+    bm, bn, threads, regs, split = kn._tile_table()
+    occupancy, occ_row = kn._occupancy_table(p, np.full(p.n, op[4]), np.full(p.n, op[5]))
+    rate, eff = p.tensor_flop_per_cycle_per_sm["fp16"], p.tensor_efficiency
+    points = np.stack([getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [rate, eff], axis=1)
+    rows = np.arange(p.n, dtype=np.int64)
+    out = np.empty((len(engine.OUT_FIELDS), p.n))
+    table = np.stack([bm, bn, threads, split])[:, cand]
+    engine.search(np.asarray([op], dtype=np.float64), points, np.zeros(p.n, dtype=np.int64), rows,
+                  np.full(p.n, dram_min), np.full(p.n, a_stream), np.ascontiguousarray(occupancy[:, cand]), occ_row,
+                  np.ascontiguousarray(table), kn.K_SLICE_BYTES, kn.ACCUMULATOR_BYTES, out)
+    return dict(zip(engine.OUT_FIELDS, out, strict=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 20000), n=st.integers(1, 9000), k=st.integers(1, 40000), batch=st.integers(1, 4),
+       elem=st.sampled_from([2.0, 4.0]), dram_frac=st.floats(0.0, 1.0), a_stream=st.floats(0.1, 1.0))
+def test_search_picks_the_brute_force_best_candidate(params, m, n, k, batch, elem, dram_frac, a_stream):
+    op = (m, n, k, batch, elem, elem, elem)
+    dram_min = dram_frac * (m * k + k * n + m * n) * elem * batch
+    candidates = len(kn.TILES) * len(kn.SPLIT_K)
+    full = _run(params, op, np.arange(candidates), dram_min, a_stream)
+    alone = [_run(params, op, np.asarray([j]), dram_min, a_stream) for j in range(candidates)]
+    score = np.stack([a["time_s"] + a["launches"] * params.launch_overhead_s for a in alone])
+    best = np.argmin(score, axis=0)
+    for point in range(params.n):
+        chosen = alone[best[point]]
+        for name in engine.OUT_FIELDS:
+            assert full[name][point] == chosen[name][point], (name, point)
+
+
+def test_one_gemm_equals_the_same_gemm_in_a_grid(params):
+    rate, eff = params.tensor_flop_per_cycle_per_sm["fp16"], params.tensor_efficiency
+    shapes = np.asarray([[4096, 1024, 768, 1], [35, 8192, 500, 2], [128, 64, 4096, 12]], dtype=np.float64)
+    e = np.full(3, 2.0)
+    dram = np.arange(1, 3 * params.n + 1, dtype=np.float64) * 1e6
+    grid = kn.gpu_gemm_grid(params, *shapes.T, e, e, e, rate, eff, dram, np.ones(3 * params.n))
+    for g, (m, n, k, batch) in enumerate(shapes):
+        one = kn.gpu_gemm(params, m, n, k, batch, 2.0, 2.0, 2.0, rate, eff, dram[g * params.n:(g + 1) * params.n])
+        for name in engine.OUT_FIELDS:
+            np.testing.assert_array_equal(getattr(grid, name)[g * params.n:(g + 1) * params.n], getattr(one, name),
+                                          err_msg=name)
+
+
+def test_single_wave_tile_by_hand(params):
+    # A 256x128x64 fp16 GEMM restricted to the 256x128 tile without split-K on the V100 (point 0):
+    # bk = 64 B / 2 B = 32; k_iters = ceil(64 / 32) = 2, so k_cta = 64; one block (ctas = 1) runs one wave.
+    # FLOP of the block = 2 x 256 x 128 x 64 = 4,194,304; the SM's rate is 1024 FLOP/cycle x clock x efficiency.
+    # Shared-memory traffic per block: stage = (256 x 2 + 128 x 2) x 32 = 24,576 B per k-slice, written once
+    # and read by 8 warps arranged 2 x 4: (256 x 2 x 4 + 128 x 2 x 2) x 32 = 81,920 B per slice -> 2 x
+    # (24,576 + 81,920) = 212,992 B. L2 operand traffic: (256 x 2 + 128 x 2) x 64 + 256 x 128 x 2 = 114,688 B.
+    tile = kn.TILES.index((256, 128, 8)) * len(kn.SPLIT_K)
+    out = _run(params, (256, 128, 64, 1, 2.0, 2.0, 2.0), np.asarray([tile]), 0.0, 1.0)
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    sm_rate = 1024 * v100.clock_hz * v100.efficiency.tensor_efficiency
+    assert out["waves"][0] == 1.0 and out["split_k"][0] == 1.0 and out["bm"][0] == 256.0
+    assert out["flop_executed"][0] == 4_194_304.0
+    assert out["compute_s"][0] == pytest.approx(4_194_304.0 / sm_rate, rel=1e-12)
+    assert out["l1_bytes"][0] == 212_992.0
+    assert out["l2_bytes"][0] == 114_688.0
+    assert out["dram_bytes"][0] == 0.0
