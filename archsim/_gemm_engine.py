@@ -58,6 +58,7 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     Returns (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots,
     waves, flop_cta, l1_cta, l2_total, dram_kernel); ``score`` = time + launches x launch overhead.
     """
+    # pt is a row of POINT_FIELDS.
     sm = pt[0]
     stages = pt[1]
     clock = pt[2]
@@ -66,6 +67,9 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     dram_peak = pt[6] * pt[7]
     l2_lat = pt[8]
     dram_lat = pt[9]
+    launch_overhead = pt[10]
+    unit_rate = pt[12]
+    unit_efficiency = pt[13]
     elem = _max(a, b)
     bk = k_slice_bytes / elem
     stage_bytes = (bm * a + bn * b) * bk
@@ -76,14 +80,17 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     slots = sm * bps
     full = np.floor(ctas / _max(slots, 1.0))
     tail = ctas - full * slots
+    # Per-block work.
     flop_cta = 2.0 * bm * bn * k_cta
     l2_cta = (bm * a * a_stream + bn * b) * k_cta + bm * bn * (acc_bytes if split > 1.0 else c)
-    # Shared-memory reads of the CUTLASS warp arrangement (2 warp rows): kernels.py explains.
+    # Shared memory: every k-slice is written once and read by the warps; a warp tile of the
+    # (bm/2 x bn/warps*2) CUTLASS arrangement reads its A rows and B columns, so smem reads per block
+    # per slice are (bm * wn_count + bn * wm_count) elements; with wm_count = 2 warp rows.
     warps = threads / 32.0
     wm_count = _min(2.0, warps)
     wn_count = warps / wm_count
     l1_cta = stage_bytes * k_iters + (bm * a * wn_count + bn * b * wm_count) * bk * k_iters
-    sm_rate = pt[12] * clock * pt[13]
+    sm_rate = unit_rate * clock * unit_efficiency
     l2_total = ctas * l2_cta
     dram_main = _min(dram_min, l2_total)
     partial_bytes = batch * m * n * acc_bytes * split if split > 1.0 else 0.0
@@ -91,6 +98,9 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     miss = _min(_max(dram_kernel / _max(l2_total, 1.0), 0.0), 1.0)
     latency = l2_lat + miss * dram_lat
     inflight_cta = (stages - 1.0) * stage_bytes
+    # Compute and shared memory are quantised by waves (each SM runs its blocks in turn); L2 and DRAM
+    # traffic are shared by the whole grid, at the bandwidth its resident blocks can keep in flight
+    # (Little's law, combined with the peak harmonically: kernels.achievable_bandwidth).
     waves = full + (1.0 if tail > 0.0 else 0.0)
     blocks_in_turn = full * bps + np.ceil(tail / sm)
     compute = blocks_in_turn * flop_cta / sm_rate
@@ -100,14 +110,16 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     l2 = l2_total / (1.0 / (1.0 / l2_peak + 1.0 / lat_bw))
     dram = dram_kernel / (1.0 / (1.0 / dram_peak + 1.0 / lat_bw))
     t_body = _max(_max(compute, l1), _max(l2, dram))
+    # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
     fill = waves * (l2_lat + dram_lat)
+    # Parallel split-K: a reduction kernel reads the partials and writes C.
     reduce_bytes = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
     reduce_s = reduce_bytes / dram_peak
     time = t_body + fill + reduce_s
     if not bps > 0.0:
         time = math.inf
     launches = 2.0 if split > 1.0 else 1.0
-    score = time + launches * pt[10]
+    score = time + launches * launch_overhead
     return (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves,
             flop_cta, l1_cta, l2_total, dram_kernel)
 
