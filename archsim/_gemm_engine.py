@@ -156,9 +156,9 @@ def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupa
                 best_score = score
         bps = occ[best]
         (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
-         l1_cta, l2_total, dram_kernel) = _candidate(m, n, k, batch, a, b, c, pt, dram_min[r], a_stream[r], bps,
-                                                     cand[0, best], cand[1, best], cand[2, best], cand[3, best],
-                                                     k_slice_bytes, acc_bytes)
+         l1_cta, l2_total, dram_kernel) = _candidate(m, n, k, batch, a, b, c, pt, dm, ast, bps, bms[best],
+                                                     bns[best], threads[best], splits[best], k_slice_bytes,
+                                                     acc_bytes)
         active_avg = ctas / _max(waves, 1.0)
         out[0, r] = time
         out[1, r] = compute
@@ -171,9 +171,10 @@ def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupa
         out[8, r] = ctas * l1_cta
         out[9, r] = l2_total + reduce_bytes
         out[10, r] = dram_kernel + reduce_bytes
-        out[11, r] = cand[0, best]
-        out[12, r] = cand[1, best]
-        out[13, r] = cand[3, best]
+        out[11, r] = bms[best]
+        out[12, r] = bns[best]
+        out[13, r] = splits[best]
         out[14, r] = waves
         out[15, r] = bps
-        out[16, r] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (cand[2, best] / 32.0) / pt[11]
+        max_warps = pt[11]
+        out[16, r] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (threads[best] / 32.0) / max_warps

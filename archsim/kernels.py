@@ -175,7 +175,7 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     (distinct rows, candidates), each asked row's index into it).
     """
     cols = [np.tile(getattr(p, f), repeat) for f in _OCCUPANCY_FIELDS] + [a_bytes, b_bytes]
-    keys, first, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_index=True, return_inverse=True)
+    keys, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
     sub = {f: keys[:, i] for i, f in enumerate(_OCCUPANCY_FIELDS)}
     bm, bn, threads, regs, _ = (v[None, :] for v in _tile_table())
     a_u, b_u = keys[:, -2:-1], keys[:, -1:]
@@ -232,9 +232,14 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
 
 def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
             flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray | float,
-            a_stream_factor: np.ndarray | float, occupancy: np.ndarray, occupancy_row: np.ndarray) -> GemmKernel:
+            a_stream_factor: np.ndarray | float, occupancy: np.ndarray, occupancy_row: np.ndarray,
+            candidates: np.ndarray | None = None) -> GemmKernel:
     """Run the compiled candidate search (:mod:`archsim._gemm_engine`) over rows (GEMM ``op_row[r]`` on
-    point ``point_row[r]``) and wrap its output table as a :class:`GemmKernel`."""
+    point ``point_row[r]``) and wrap its output table as a :class:`GemmKernel`.
+
+    ``candidates`` selects columns of the tile table (all by default; ``occupancy`` has one column
+    per selected candidate).
+    """
     from archsim import _gemm_engine as engine
 
     rows = len(op_row)
@@ -244,9 +249,12 @@ def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.nda
     dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()
     a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (rows,)).copy()
     bm, bn, threads, _, split = _tile_table()
+    table = np.stack([bm, bn, threads, split])
+    if candidates is not None:
+        table = np.ascontiguousarray(table[:, candidates])
     out = np.empty((len(engine.OUT_FIELDS), rows))
     engine.search(np.ascontiguousarray(ops), points, op_row, point_row, dram_min, a_stream, occupancy,
-                  occupancy_row, np.stack([bm, bn, threads, split]), K_SLICE_BYTES, ACCUMULATOR_BYTES, out)
+                  occupancy_row, table, K_SLICE_BYTES, ACCUMULATOR_BYTES, out)
     return GemmKernel(**dict(zip(engine.OUT_FIELDS, out, strict=True)))
 
 

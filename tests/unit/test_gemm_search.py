@@ -27,18 +27,14 @@ def params():
 
 
 def _run(p, op, cand, dram_min, a_stream):
-    """engine.search of one GEMM ``op`` (7 values) at every point of ``p`` over the columns ``cand``."""
-    bm, bn, threads, regs, split = kn._tile_table()
+    """The compiled search of one GEMM ``op`` (7 values) at every point of ``p`` over the tile-table
+    columns ``cand`` only (fp16 Tensor Cores)."""
     occupancy, occ_row = kn._occupancy_table(p, np.full(p.n, op[4]), np.full(p.n, op[5]))
-    rate, eff = p.tensor_flop_per_cycle_per_sm["fp16"], p.tensor_efficiency
-    points = np.stack([getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [rate, eff], axis=1)
     rows = np.arange(p.n, dtype=np.int64)
-    out = np.empty((len(engine.OUT_FIELDS), p.n))
-    table = np.stack([bm, bn, threads, split])[:, cand]
-    engine.search(np.asarray([op], dtype=np.float64), points, np.zeros(p.n, dtype=np.int64), rows,
-                  np.full(p.n, dram_min), np.full(p.n, a_stream), np.ascontiguousarray(occupancy[:, cand]), occ_row,
-                  np.ascontiguousarray(table), kn.K_SLICE_BYTES, kn.ACCUMULATOR_BYTES, out)
-    return dict(zip(engine.OUT_FIELDS, out, strict=True))
+    got = kn._search(p, np.asarray([op], dtype=np.float64), np.zeros(p.n, dtype=np.int64), rows,
+                     p.tensor_flop_per_cycle_per_sm["fp16"], p.tensor_efficiency, dram_min, a_stream,
+                     np.ascontiguousarray(occupancy[:, cand]), occ_row, candidates=cand)
+    return {name: getattr(got, name) for name in engine.OUT_FIELDS}
 
 
 @settings(max_examples=40, deadline=None)
