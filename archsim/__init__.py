@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from archsim._version import __version__
 
 # public name -> (module, attribute or None for the module itself)
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -23,10 +23,10 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "estimate": ("archsim.engines", "estimate"),
     "estimate_many": ("archsim.engines", "estimate_many"),
     "Sweep": ("archsim.sweep", "Sweep"),
-    "pareto_front": ("archsim.sweep_analysis", "pareto_front"),
-    "sensitivity": ("archsim.sweep_analysis", "sensitivity"),
-    "best": ("archsim.sweep_analysis", "best"),
-    "to_wide": ("archsim.sweep_analysis", "to_wide"),
+    "pareto_front": ("archsim.sweep.analysis", "pareto_front"),
+    "sensitivity": ("archsim.sweep.analysis", "sensitivity"),
+    "best": ("archsim.sweep.analysis", "best"),
+    "to_wide": ("archsim.sweep.analysis", "to_wide"),
     "RunResult": ("archsim.results", "RunResult"),
     "OpResult": ("archsim.results", "OpResult"),
     "OpGraph": ("archsim.workload", "OpGraph"),

@@ -287,7 +287,7 @@ def _add_estimate(sub: argparse._SubParsersAction) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from archsim.sweep_spec import load_spec, run_spec
+    from archsim.sweep.spec import load_spec, run_spec
 
     spec = load_spec(args.spec)
     out = Path(args.out) if args.out else Path("results") / Path(args.spec).stem
@@ -300,7 +300,7 @@ def _sweep(args: argparse.Namespace) -> int:
     counts = points["status"].value_counts()
     print(f"{len(points)} points: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in ("ok", "invalid", "failed")))
     if "latency_s" in set(table["metric"]) and counts.get("ok", 0):
-        from archsim.sweep_analysis import best
+        from archsim.sweep.analysis import best
 
         row = best(table, "latency_s")
         params = ", ".join(f"{c}={row[c]:g}" if isinstance(row[c], int | float) else f"{c}={row[c]}"

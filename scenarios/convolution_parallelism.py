@@ -34,7 +34,7 @@ import pandas as pd
 
 import archsim
 from archsim import ops
-from archsim.sweep_analysis import to_wide
+from archsim.sweep.analysis import to_wide
 from scenarios.harness import Comparison, ScenarioOutput, main
 
 NAME = "convolution_parallelism"

@@ -12,7 +12,7 @@ seq_len=512, dtype="fp16", training=True)`` (batch 2, sequence 128 and 32 points
 
 Figures: ``pareto`` (every design point's latency and energy, coloured by SM count, with the Pareto
 front), ``bandwidth`` (latency against HBM bandwidth, one line per SM count at the base L2) and
-``sensitivity`` table (first-order Sobol' indices S1 by RBD-FAST, ``archsim.sweep_analysis``).
+``sensitivity`` table (first-order Sobol' indices S1 by RBD-FAST, ``archsim.sweep.analysis``).
 
 Published figures: Ivanov, Dryden, Ben-Nun, Li & Hoefler, "Data Movement Is All You Need: A Case
 Study on Optimizing Transformers", MLSys 2021, Table 1 (BERT-large encoder layer, B=8, L=512, PyTorch on
@@ -33,7 +33,7 @@ if __name__ == "__main__":  # `python scenarios/x.py` puts scenarios/, not the r
 import pandas as pd
 
 import archsim
-from archsim.sweep_analysis import pareto_front, sensitivity, to_wide
+from archsim.sweep.analysis import pareto_front, sensitivity, to_wide
 from scenarios.harness import Comparison, ScenarioOutput, main
 
 NAME = "hbm_sweep"

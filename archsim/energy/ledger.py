@@ -3,7 +3,7 @@
 This is Accelergy's separation (Wu, Emer, Sze, ICCAD 2019): the engines count *actions* (FLOP per
 unit and precision, bytes read and written at each memory level, DRAM row activations, link bytes,
 PIM bank bytes) and the device's tables price them. Two tables, never mixed: the counts come from
-:mod:`archsim.engines.cost`, the prices from the hardware model (on-chip energies scaled to the
+:mod:`archsim.cost`, the prices from the hardware model (on-chip energies scaled to the
 device's node by :class:`~archsim.hardware.EnergyTable`). The ledger is linear in every count, and
 its breakdown sums to the total by construction: the total *is* the sum of the components.
 

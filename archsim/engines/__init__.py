@@ -1,6 +1,6 @@
 """Engines: ``estimate(work, hardware, engine="roofline" | "des", ...)`` and ``estimate_many`` for sweeps.
 
-Both engines price ops with the one cost function of :mod:`archsim.engines.cost`. Options are
+Both engines price ops with the one cost function of :mod:`archsim.cost`. Options are
 explicit keyword arguments, validated here:
 
 * ``device``: on a :class:`~archsim.hardware.System`, the role running compute ops (``"gpu"``,
@@ -9,7 +9,7 @@ explicit keyword arguments, validated here:
 * ``threads``: CPU threads (default every core).
 * ``host_dispatch``: on a System, each GPU kernel waits for the host framework's dispatch
   (``host.efficiency.op_overhead_s``) when that outlasts the kernel (default ``True``; see
-  :mod:`archsim.engines.cost`); ``False`` prices the GPU's launch latency alone.
+  :mod:`archsim.cost`); ``False`` prices the GPU's launch latency alone.
 * discrete-event engine only (see :func:`archsim.engines.des.estimate_des`): ``streams``,
   ``overlap_copies``, ``loader`` (an ``InputPipeline``), ``steps``, ``data_parallel`` (a
   ``DataParallel``), ``offload`` (a ``PIMOffload``); ``None`` leaves the engine's default.
@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from archsim.engines.cost import DEVICE_ROLES, CostOptions, OpCost, op_cost
+from archsim.cost import DEVICE_ROLES, CostOptions, OpCost, op_cost
 from archsim.errors import EngineError
 from archsim.results import RunResult
 

@@ -2,7 +2,7 @@
 
 ``estimate_des(work, hardware, options, streams=..., overlap_copies=..., loader=..., steps=...,
 data_parallel=..., offload=...)`` prices every op with the roofline's cost function
-(:mod:`archsim.engines.cost`) and then *schedules* the ops on the machine's resources
+(:mod:`archsim.cost`) and then *schedules* the ops on the machine's resources
 (:mod:`archsim.engines.desim.machine`): kernels on streams, in thread-block waves, sharing SM slots
 and device-memory bandwidth; copies on copy engines and links, overlapping compute; host ops on
 cores; PIM offload; a CPU input pipeline with a bounded prefetch queue feeding training steps; and
@@ -26,7 +26,7 @@ from typing import Any
 
 import simpy
 
-from archsim.engines.cost import CostOptions
+from archsim.cost import CostOptions
 from archsim.engines.desim.build import (
     HardwareView,
     assign_lanes,
@@ -378,7 +378,7 @@ def prepare_des(work: Any, hardware: Any, options: CostOptions | None = None, *,
 
 
 def _result(run: DESRun) -> RunResult:
-    from archsim import __version__
+    from archsim._version import __version__
 
     ctx = run.context
     hw, hardware, options, name = run.hw, ctx.hardware, ctx.options, ctx.name

@@ -1,7 +1,7 @@
 """The hierarchical roofline engine: per op, the shared cost function; per graph, a sum.
 
 Each op's time is the max over its compute units and memory levels of work / achievable rate
-(from :mod:`archsim.engines.cost`), plus named overheads; a graph's latency is the sum over its ops
+(from :mod:`archsim.cost`), plus named overheads; a graph's latency is the sum over its ops
 (serial stream), or with ``overlap=True`` the longest path through the dependency graph (ops with
 no path between them run concurrently, as on independent streams, with no contention modelled).
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.engines.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
+from archsim.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -59,7 +59,7 @@ def _cost_fields(cls: type) -> Any:
 class _Coster:
     """Costs the ops of a run at H hardware points, packing parameters once per device role.
 
-    Distinct ops are costed once; GPU ops are costed together by :func:`archsim.engines.gpu_batch.
+    Distinct ops are costed once; GPU ops are costed together by :func:`archsim.cost.gpu_batch.
     cost_many` (each kernel class one stacked numpy pass), other roles one op at a time.
     """
 
@@ -91,7 +91,7 @@ class _Coster:
 
     def cost_all(self, ops: Sequence[Any]) -> list[CostArrays]:
         """The CostArrays of every op of ``ops`` (equal ops share one object)."""
-        from archsim.engines import gpu_batch
+        from archsim.cost import gpu_batch
 
         keys = [_op_key(op) for op in ops]
         first: dict[tuple[Any, ...], Any] = {}
@@ -145,7 +145,7 @@ def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool
 
 
 def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
-    from archsim import __version__
+    from archsim._version import __version__
     return {"archsim_version": __version__, "engine": "roofline",
             "hardware_hash": hardware.content_hash(), "hardware_name": hardware.name,
             "options": {"device": options.device, "threads": options.threads, "overlap": overlap,

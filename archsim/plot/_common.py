@@ -120,7 +120,7 @@ def save(fig: Any, path_stem: str | Path, formats: Sequence[str] = ("pdf", "png"
 
 def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows of a sweep table whose point evaluated (status ``ok``), as a wide frame."""
-    from archsim.sweep_analysis import to_wide
+    from archsim.sweep.analysis import to_wide
 
     wide = to_wide(frame)
     return wide[wide["status"] == "ok"] if "status" in wide.columns else wide

@@ -27,7 +27,7 @@ def _filtered(table: pd.DataFrame, where: Mapping[str, Any] | None, columns: lis
 
 def _check_unique(wide: pd.DataFrame, keys: list[str]) -> None:
     if wide.duplicated(keys).any():
-        from archsim.sweep_analysis import parameter_columns
+        from archsim.sweep.analysis import parameter_columns
 
         varying = [c for c in parameter_columns(wide) if c not in keys and wide[c].nunique() > 1]
         raise PlotError(f"several points share each {keys}: the axes {varying} also vary; fix them with where={{...}}")
@@ -96,7 +96,7 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
 def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hue: str | None = None,
            objectives: Mapping[str, str] | None = None, style_name: str | None = "paper") -> Any:
     """Every point of ``x`` against ``y`` with the Pareto front (both minimised unless ``objectives``)."""
-    from archsim.sweep_analysis import pareto_front
+    from archsim.sweep.analysis import pareto_front
 
     wide = _filtered(table, None, [x, y, *([hue] if hue else [])])
     front = pareto_front(wide, objectives or {x: "min", y: "min"})

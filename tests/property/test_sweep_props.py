@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from archsim.presets import load_preset
 from archsim.sweep import Sweep
-from archsim.sweep_analysis import pareto_front
-from archsim.sweep_eval import apply_overrides
+from archsim.sweep.analysis import pareto_front
+from archsim.sweep.evaluate import apply_overrides
 
 
 @functools.cache

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archsim import traffic as tr
+from archsim.cost import traffic as tr
 
 dims = st.integers(1, 3000)
 elem = st.sampled_from([1.0, 2.0, 4.0, 8.0])

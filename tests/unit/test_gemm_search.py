@@ -1,4 +1,4 @@
-"""The compiled GEMM tile search (archsim._gemm_engine) against a brute-force oracle.
+"""The compiled GEMM tile search (archsim.cost.gemm_search) against a brute-force oracle.
 
 The oracle runs the same kernel with one candidate at a time and takes the first candidate of
 minimum time + launches x launch overhead, as ``numpy.argmin`` would: the full search must report
@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import archsim.presets as presets
-from archsim import _gemm_engine as engine
-from archsim import kernels as kn
-from archsim.engines.params import GPUParams
+from archsim.cost import gemm_search as engine
+from archsim.cost import kernels as kn
+from archsim.cost.params import GPUParams
 
 
 @pytest.fixture(scope="module")

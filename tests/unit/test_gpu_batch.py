@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 import archsim.presets as presets
 from archsim import ops
-from archsim import traffic as tr
-from archsim.engines import gpu_batch, gpu_cost
-from archsim.engines.params import GPUParams
+from archsim.cost import gpu as gpu_cost
+from archsim.cost import gpu_batch
+from archsim.cost import traffic as tr
+from archsim.cost.params import GPUParams
 from archsim.workload import zoo
 
 

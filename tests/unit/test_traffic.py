@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from archsim import traffic as tr
+from archsim.cost import traffic as tr
 from archsim.errors import EngineError
 
 

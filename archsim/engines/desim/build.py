@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from archsim.engines.cost import CostOptions
+from archsim.cost import CostOptions
 from archsim.engines.desim.collective import ring_allreduce_bytes_per_rank, ring_allreduce_s
 from archsim.engines.desim.config import DataParallel, PIMOffload
 from archsim.engines.desim.plan import Coster, Task, check_finite, dynamic_energy, gpu_segments, split

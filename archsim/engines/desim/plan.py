@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from archsim.engines.cost import CostOptions, OpCost, host_dispatch_s, op_cost_arrays, resolve_device, role_params
+from archsim.cost import CostOptions, OpCost, host_dispatch_s, op_cost_arrays, resolve_device, role_params
 from archsim.errors import EngineError
 
 __all__ = ["Task", "Coster", "gpu_segments", "dynamic_energy"]
@@ -36,7 +36,7 @@ class Task:
         index: position of the op in the workload.
         op: the op.
         executor: ``"gpu"``, ``"host"``, ``"copy"`` or ``"pim"``.
-        cost: the op's :class:`~archsim.engines.cost.OpCost` (solo).
+        cost: the op's :class:`~archsim.cost.types.OpCost` (solo).
         fixed_s: overheads (no shared resource held).
         kernel_s: the rest of the solo latency.
         shared_bytes: bytes drawn from the shared bandwidth (DRAM for kernels, the link for copies).

@@ -5,12 +5,12 @@ from archsim.workload.ops.base import FLOP_CLASSES, PHASES, Op
 from archsim.workload.ops.conv import CONV_PASSES, Conv2d, Pool
 from archsim.workload.ops.costs import ELEMENTWISE_COSTS, ElementwiseCost
 from archsim.workload.ops.dense import Gemm, Gemv
-from archsim.workload.ops.elementwise import Elementwise
+from archsim.workload.ops.elementwise import REDUCE_OPS, Elementwise, Reduce
 from archsim.workload.ops.kernel import Kernel
 from archsim.workload.ops.movement import Concat, Copy, DeviceToHost, Embedding, HostToDevice
 from archsim.workload.ops.norm import BatchNorm, LayerNorm
 from archsim.workload.ops.optimizer import OPTIMIZERS, OptimizerStep
-from archsim.workload.ops.reduce import REDUCE_OPS, Reduce, Softmax
+from archsim.workload.ops.softmax import Softmax
 
 __all__ = [
     "Op",

@@ -9,8 +9,8 @@ from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.ops.base import Op, breakdown, check_choice, check_positive
 from archsim.workload.ops.dense import Gemm
-from archsim.workload.ops.elementwise import Elementwise
-from archsim.workload.ops.reduce import Reduce, Softmax
+from archsim.workload.ops.elementwise import Elementwise, Reduce
+from archsim.workload.ops.softmax import Softmax
 
 __all__ = ["Attention"]
 

@@ -9,7 +9,7 @@ from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.ops.base import Op, breakdown, check_choice, check_positive, pair
 from archsim.workload.ops.dense import Gemm
-from archsim.workload.ops.reduce import Reduce
+from archsim.workload.ops.elementwise import Reduce
 
 __all__ = ["Conv2d", "Pool", "conv_out_size", "CONV_PASSES"]
 

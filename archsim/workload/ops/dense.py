@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.ops.base import Op, breakdown, check_positive
-from archsim.workload.ops.reduce import Reduce
+from archsim.workload.ops.elementwise import Reduce
 
 __all__ = ["Gemm", "Gemv"]
 

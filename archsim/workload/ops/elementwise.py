@@ -1,4 +1,8 @@
-"""Elementwise functions (activations, arithmetic, dropout) with costs from :mod:`.costs`."""
+"""Elementwise functions (activations, arithmetic, dropout; costs from :mod:`.costs`) and reductions.
+
+They share a module because each one's gradient is made of the other: the gradient of a broadcast
+operand is a sum-reduction, and the gradient of a reduction is an elementwise broadcast.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,10 @@ from dataclasses import dataclass
 
 from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
-from archsim.workload.ops.base import Op, breakdown, shape_tuple
+from archsim.workload.ops.base import Op, breakdown, check_choice, shape_tuple
 from archsim.workload.ops.costs import ELEMENTWISE_COSTS, ElementwiseCost
-from archsim.workload.ops.reduce import Reduce
 
-__all__ = ["Elementwise", "broadcast_axes"]
+__all__ = ["Elementwise", "Reduce", "REDUCE_OPS", "broadcast_axes"]
 
 
 def broadcast_axes(out_shape: tuple[int, ...], in_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -121,3 +124,67 @@ class Elementwise(Op):
                 ops.append(Reduce(self.shape, axes=axes, op="sum", dtype=self.dtype,
                                   name=self._bwd_name(f"d{i}.reduce"), phase="backward"))
         return tuple(ops)
+
+
+REDUCE_OPS = ("sum", "mean", "max", "min")
+
+
+def _norm_axes(axes: tuple[int, ...] | int, ndim: int, field: str) -> tuple[int, ...]:
+    axes = (axes,) if isinstance(axes, int) else tuple(axes)
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise WorkloadError(f"{field}: axis {a} out of range for a {ndim}-d shape")
+        out.append(a % ndim)
+    if len(set(out)) != len(out) or not out:
+        raise WorkloadError(f"{field}: axes must be distinct and non-empty, got {axes!r}")
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class Reduce(Op):
+    """Reduce ``shape`` over ``axes`` with ``op`` (sum, mean, max, min).
+
+    FLOP: combining ``L`` elements into one costs ``L - 1`` vector ops, so the total is
+    ``numel_in - numel_out``; ``mean`` adds one multiply (by ``1/L``) per output.
+    Backward: sum/mean broadcast ``dy`` back (an ``identity`` elementwise, mean with a multiply);
+    max/min route ``dy`` to the arg-extremum (a ``select`` elementwise reading x and dy).
+    """
+
+    kind = "reduce"
+    shape: tuple[int, ...]
+    axes: tuple[int, ...] = (-1,)
+    op: str = "sum"
+    dtype: DType = DType.fp32
+    name: str = ""
+    phase: str = "forward"
+
+    def __post_init__(self) -> None:
+        self._common_post_init()
+        object.__setattr__(self, "shape", shape_tuple(self.shape, "Reduce.shape"))
+        object.__setattr__(self, "axes", _norm_axes(self.axes, len(self.shape), "Reduce.axes"))
+        check_choice(self, "op", REDUCE_OPS)
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        kept = tuple(d for i, d in enumerate(self.shape) if i not in self.axes)
+        return kept or (1,)
+
+    def flop_breakdown(self) -> dict[str, int]:
+        n_in, n_out = math.prod(self.shape), math.prod(self.out_shape)
+        return breakdown(vector=n_in - n_out + (n_out if self.op == "mean" else 0))
+
+    def inputs(self) -> tuple[TensorSpec, ...]:
+        return (TensorSpec(self.shape, self.dtype),)
+
+    def outputs(self) -> tuple[TensorSpec, ...]:
+        return (TensorSpec(self.out_shape, self.dtype),)
+
+    def backward(self) -> tuple[Op, ...]:
+        self._require_forward()
+        if self.op in ("sum", "mean"):
+            fn = "identity" if self.op == "sum" else "scale"
+            return (Elementwise(self.shape, fn, self.dtype, operand_shapes=(self.out_shape,),
+                                name=self._bwd_name("dX"), phase="backward"),)
+        return (Elementwise(self.shape, "select", self.dtype, operand_shapes=(self.shape, self.out_shape),
+                            name=self._bwd_name("dX"), phase="backward"),)

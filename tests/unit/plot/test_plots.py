@@ -143,7 +143,7 @@ def test_pareto_plot():
     (ax,) = fig.axes
     assert ax.get_xlabel() == "latency (ms)" and ax.get_ylabel() == "energy (J)"
     front = [c for c in ax.collections if c.get_gid() == "front-points"][0]
-    from archsim.sweep_analysis import pareto_front
+    from archsim.sweep.analysis import pareto_front
 
     assert len(front.get_offsets()) == len(pareto_front(table))
     assert "Pareto front" in {t.get_text() for t in ax.get_legend().get_texts()}

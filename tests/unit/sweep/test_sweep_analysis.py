@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from archsim.errors import SweepError
-from archsim.sweep_analysis import best, pareto_front, sensitivity, to_wide
+from archsim.sweep.analysis import best, pareto_front, sensitivity, to_wide
 
 
 def frame(points):

@@ -6,7 +6,7 @@ import pytest
 
 from archsim.errors import SweepError
 from archsim.presets import load_preset
-from archsim.sweep_axes import parse_axes, valid_paths
+from archsim.sweep.axes import parse_axes, valid_paths
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ pytest.importorskip("archsim.zoo", reason="the model zoo is not in this build")
 import archsim  # noqa: E402
 from archsim.presets import validate_hardware  # noqa: E402
 from archsim.sweep import Sweep  # noqa: E402
-from archsim.sweep_analysis import to_wide  # noqa: E402
-from archsim.sweep_eval import apply_overrides  # noqa: E402
+from archsim.sweep.analysis import to_wide  # noqa: E402
+from archsim.sweep.evaluate import apply_overrides  # noqa: E402
 
 AXES = {"gpu.dram.bandwidth": ["300 GB/s", "900 GB/s"], "gpu.sm_count": [40, 80], "gpu.l2.size": ["3 MiB", "6 MiB"]}
 

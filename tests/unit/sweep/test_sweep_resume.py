@@ -15,7 +15,7 @@ import pytest
 from sweep_toys import ToyEvaluator
 
 from archsim.sweep import Sweep
-from archsim.sweep_store import ParquetStore
+from archsim.sweep.store import ParquetStore
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ from sweep_toys import ToyEvaluator, toy_workload
 from archsim.errors import SweepError
 from archsim.presets import load_preset, validate_hardware
 from archsim.sweep import Sweep
-from archsim.sweep_analysis import to_wide
+from archsim.sweep.analysis import to_wide
 
 WORK = (2e12, 4e9)  # 2 TFLOP, 4 GB
 

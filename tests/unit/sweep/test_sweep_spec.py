@@ -17,7 +17,7 @@ from sweep_toys import ToyEvaluator, toy_workload  # noqa: E402
 from archsim.cli import main  # noqa: E402
 from archsim.errors import SweepError  # noqa: E402
 from archsim.sweep import Sweep  # noqa: E402
-from archsim.sweep_spec import load_spec, run_spec  # noqa: E402
+from archsim.sweep.spec import load_spec, run_spec  # noqa: E402
 
 SPEC = """
 [base]

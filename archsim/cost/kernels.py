@@ -25,10 +25,10 @@ GPU GEMM (and implicit-GEMM convolution) follows the structure of CUTLASS/cuBLAS
 Streaming kernels (elementwise, reductions) run one 16-byte vector access per thread in flight
 (``STREAM_BYTES_PER_THREAD``), so small tensors are latency-bound by the same Little's-law rule.
 
-Every device factor is a named field of the hardware model (via :mod:`archsim.engines.params`);
+Every device factor is a named field of the hardware model (via :mod:`archsim.cost.params`);
 the constants here describe the kernel library (tile catalogue, access width), not a device.
 All functions are vectorised over hardware points (arrays of shape ``(H,)``). The GEMM tile search
-runs compiled (:mod:`archsim._gemm_engine`, numba): one loop over (GEMM, point) rows evaluates the
+runs compiled (:mod:`archsim.cost.gemm_search`, numba): one loop over (GEMM, point) rows evaluates the
 candidates and keeps the fastest, so a sweep allocates nothing of size rows x candidates.
 """
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from archsim.engines.params import CPUParams, GPUParams, PIMParams
+from archsim.cost.params import CPUParams, GPUParams, PIMParams
 
 __all__ = [
     "TILES", "SPLIT_K", "STREAM_BYTES_PER_THREAD", "STREAM_THREADS_PER_BLOCK",
@@ -194,7 +194,7 @@ def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np
 
     ``flop_per_cycle_per_sm`` is the unit's dense rate (Tensor Core or CUDA core) per point,
     ``efficiency`` its achievable fraction; ``dram_min_bytes`` is the DRAM traffic the L2 tiling model
-    (:mod:`archsim.traffic`) gives for the whole GEMM. ``a_stream_factor`` scales A's L2 operand
+    (:mod:`archsim.cost.traffic`) gives for the whole GEMM. ``a_stream_factor`` scales A's L2 operand
     traffic (below 1 for an implicit-GEMM convolution whose im2col rows overlap in L1).
 
     The shape (``m``, ``n``, ``k``, ``batch``, element sizes) may be scalars or arrays of shape
@@ -234,13 +234,13 @@ def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.nda
             flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray | float,
             a_stream_factor: np.ndarray | float, occupancy: np.ndarray, occupancy_row: np.ndarray,
             candidates: np.ndarray | None = None) -> GemmKernel:
-    """Run the compiled candidate search (:mod:`archsim._gemm_engine`) over rows (GEMM ``op_row[r]`` on
+    """Run the compiled candidate search (:mod:`archsim.cost.gemm_search`) over rows (GEMM ``op_row[r]`` on
     point ``point_row[r]``) and wrap its output table as a :class:`GemmKernel`.
 
     ``candidates`` selects columns of the tile table (all by default; ``occupancy`` has one column
     per selected candidate).
     """
-    from archsim import _gemm_engine as engine
+    from archsim.cost import gemm_search as engine
 
     rows = len(op_row)
     per_point = [getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [flop_per_cycle_per_sm, efficiency]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.engines.cost import CostArrays
+from archsim.cost.types import CostArrays
 
 __all__ = ["flop_classes", "io_bytes", "write_fraction", "sum_costs", "precision_of", "elem_bytes"]
 

@@ -1,11 +1,11 @@
 """Cost of an op on CPUs (vectorised over hardware points).
 
-Compute: cores x clock x SIMD lanes x FMA pipes x 2 x efficiency (:func:`archsim.kernels.cpu_compute_rate`),
+Compute: cores x clock x SIMD lanes x FMA pipes x 2 x efficiency (:func:`archsim.cost.kernels.cpu_compute_rate`),
 on the matrix unit (AMX-like) for matmul FLOP when the core rates the precision there. Memory: the
-tiling model of :mod:`archsim.traffic` gives the bytes each cache level serves to the level inside
+tiling model of :mod:`archsim.cost.traffic` gives the bytes each cache level serves to the level inside
 it; the register file is the innermost "cache" (``VECTOR_REGISTERS`` architectural SIMD registers).
 DRAM bandwidth is the lower of STREAM-like peak and misses in flight x line / latency (Little's
-law, :func:`archsim.kernels.cpu_dram_bandwidth`). Overheads: the framework's per-op dispatch and a
+law, :func:`archsim.cost.kernels.cpu_dram_bandwidth`). Overheads: the framework's per-op dispatch and a
 fork/join when more than one thread runs.
 """
 
@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from archsim import kernels as kn
-from archsim import traffic as tr
+from archsim.cost import kernels as kn
+from archsim.cost import traffic as tr
+from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
+from archsim.cost.params import CPUParams
+from archsim.cost.types import CostArrays
 from archsim.energy import EnergyPrices, account
-from archsim.engines.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
-from archsim.engines.cost import CostArrays
-from archsim.engines.params import CPUParams
 from archsim.errors import EngineError
 
 __all__ = ["cost", "VECTOR_REGISTERS"]

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from archsim import kernels as kn
+from archsim.cost import kernels as kn
+from archsim.cost.common import flop_classes, precision_of, sum_costs
+from archsim.cost.params import PIMParams
+from archsim.cost.types import CostArrays
 from archsim.energy import EnergyPrices, account
-from archsim.engines.common import flop_classes, precision_of, sum_costs
-from archsim.engines.cost import CostArrays
-from archsim.engines.params import PIMParams
 from archsim.errors import EngineError
 
 __all__ = ["cost"]

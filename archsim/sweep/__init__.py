@@ -10,10 +10,10 @@ Example::
     })
     table = sweep.run("resnet50", engine="roofline", store="results/bw-sweep")
 
-Axes (see :mod:`archsim.sweep_axes`): dotted TOML paths into the base hardware (``gpu.dram.bandwidth``,
+Axes (see :mod:`archsim.sweep.axes`): dotted TOML paths into the base hardware (``gpu.dram.bandwidth``,
 ``gpu.l2.size``, ``host.cores``; on a bare device the kind is an optional first segment) or
 ``workload.<parameter>``; values are lists with units or range tables
-``{from, to, num, scale}``. Samplers (:mod:`archsim.sweep_samplers`): ``grid``, ``random``, ``lhs``,
+``{from, to, num, scale}``. Samplers (:mod:`archsim.sweep.samplers`): ``grid``, ``random``, ``lhs``,
 ``sobol`` (with ``n`` and ``seed``).
 
 Every point is built from the base's ``model_dump()`` with its overrides applied (the base is never
@@ -23,14 +23,14 @@ divisible by ways x line size) is reported with status ``invalid`` and the reaso
 The result is a tidy frame: one row per point and metric, with columns ``point`` (index), one column
 per axis in SI units (``gpu.dram.bandwidth_bytes_per_s``, ``gpu.sm_count``), ``status`` (``ok``,
 ``invalid``, ``failed``), ``error``, ``metric`` (``latency_s``, ``energy_j``, ``energy_dram_j``,
-``data_movement_fraction``, ``flop``...) and ``value``. :func:`archsim.sweep_analysis.to_wide` pivots
+``data_movement_fraction``, ``flop``...) and ``value``. :func:`archsim.sweep.analysis.to_wide` pivots
 it to one row per point.
 
 ``store=DIR`` makes the sweep resumable: each finished chunk is written atomically as a Parquet file,
 keyed per point by a content hash of (base hardware, overrides, workload, engine and options, archsim
 version); a re-run (even after the first was killed) skips every stored point.
 
-The ``archsim sweep SPEC.toml`` file (:func:`archsim.sweep_spec.load_spec`, ``docs/sweeps.md``)::
+The ``archsim sweep SPEC.toml`` file (:func:`archsim.sweep.spec.load_spec`, ``docs/sweeps.md``)::
 
     [base]
     preset = "gpu/v100-sxm2-16gb"        # or: path = "my-gpu.toml"
@@ -76,11 +76,11 @@ from typing import Any
 import pandas as pd
 
 from archsim.errors import SweepError
-from archsim.sweep_axes import Axis, parse_axes
-from archsim.sweep_eval import ChunkPayload, EngineEvaluator, Evaluator, PointTask, ZooWorkload, work_key
-from archsim.sweep_exec import default_workers, execute
-from archsim.sweep_samplers import sample
-from archsim.sweep_store import MemoryStore, ParquetStore, Store, point_key
+from archsim.sweep.axes import Axis, parse_axes
+from archsim.sweep.evaluate import ChunkPayload, EngineEvaluator, Evaluator, PointTask, ZooWorkload, work_key
+from archsim.sweep.executors import default_workers, execute
+from archsim.sweep.samplers import sample
+from archsim.sweep.store import MemoryStore, ParquetStore, Store, point_key
 
 __all__ = ["Sweep", "FIRST_METRICS"]
 
@@ -142,7 +142,7 @@ class Sweep:
         return frame
 
     def _tasks(self, work: Any, evaluator_key: str) -> list[PointTask]:
-        import archsim
+        from archsim._version import __version__
 
         base_hash = self.base.content_hash()
         hw_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "hardware"]
@@ -154,7 +154,7 @@ class Sweep:
             params = tuple(sorted((str(a.path[0]), values[j]) for j, a in wl_axes))
             if params not in work_keys:
                 work_keys[params] = work_key(work, dict(params))
-            key = point_key(base_hash, overrides, work_keys[params], evaluator_key, archsim.__version__)
+            key = point_key(base_hash, overrides, work_keys[params], evaluator_key, __version__)
             tasks.append(PointTask(key, overrides, params))
         return tasks
 
@@ -191,10 +191,10 @@ class Sweep:
             address, client: the Dask scheduler address or a ``dask.distributed.Client``.
             chunk_size: points per task (default: enough for four tasks per worker, at most 1024 for
                 the roofline and 16 for the discrete-event engine).
-            store: a directory (or a :class:`~archsim.sweep_store.Store`) that keeps finished points.
+            store: a directory (or a :class:`~archsim.sweep.store.Store`) that keeps finished points.
             resume: skip points already in ``store``; with ``False`` a non-empty store is an error.
             progress: show a progress bar (default: only when stderr is a terminal).
-            evaluator: replaces the engine (any picklable :class:`~archsim.sweep_eval.Evaluator`).
+            evaluator: replaces the engine (any picklable :class:`~archsim.sweep.evaluate.Evaluator`).
         """
         ev: Evaluator = evaluator if evaluator is not None else EngineEvaluator(engine, dict(options or {}))
         work = self._work(work)

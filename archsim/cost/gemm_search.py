@@ -1,7 +1,7 @@
-"""The numba kernel behind :func:`archsim.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
+"""The numba kernel behind :func:`archsim.cost.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
 
 A row is one GEMM on one hardware point. For each row the kernel evaluates the model of
-:mod:`archsim.kernels` (waves, occupancy, Little's-law bandwidth, pipeline fill, split-K reduction)
+:mod:`archsim.cost.kernels` (waves, occupancy, Little's-law bandwidth, pipeline fill, split-K reduction)
 for every (tile, split-K) candidate, keeps the candidate of minimum time including its launch
 overheads (the first on a tie, as ``numpy.argmin``; a NaN time wins, as there), and writes that
 candidate's figures. The arithmetic is written out operation by operation in the order of the
@@ -35,7 +35,7 @@ achievable fraction at that point)."""
 
 OUT_FIELDS = ("time_s", "compute_s", "l1_s", "l2_s", "dram_s", "fill_s", "launches", "flop_executed", "l1_bytes",
               "l2_bytes", "dram_bytes", "bm", "bn", "split_k", "waves", "blocks_per_sm", "achieved_occupancy")
-"""Rows of the output table: the fields of :class:`archsim.kernels.GemmKernel`, in order."""
+"""Rows of the output table: the fields of :class:`archsim.cost.kernels.GemmKernel`, in order."""
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -53,7 +53,7 @@ def _min(a, b):  # pragma: no cover - numba
 @njit(cache=True, inline="always", error_model="numpy")
 def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, threads, split,
                k_slice_bytes, acc_bytes):  # pragma: no cover - numba
-    """The kernel model of one (GEMM, point, candidate): see :mod:`archsim.kernels` for the formulas.
+    """The kernel model of one (GEMM, point, candidate): see :mod:`archsim.cost.kernels` for the formulas.
 
     Returns (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots,
     waves, flop_cta, l1_cta, l2_total, dram_kernel); ``score`` = time + launches x launch overhead.

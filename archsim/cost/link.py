@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from archsim.cost.params import LinkParams
+from archsim.cost.types import CostArrays
 from archsim.energy import EnergyPrices, account
-from archsim.engines.cost import CostArrays
-from archsim.engines.params import LinkParams
 
 __all__ = ["cost"]
 

@@ -1,13 +1,13 @@
 """Many GPU ops costed at once: the ops of one kernel class stacked on the point axis.
 
-:func:`archsim.engines.gpu_cost.cost` prices one op at H hardware points with arrays of shape
+:func:`archsim.cost.gpu.cost` prices one op at H hardware points with arrays of shape
 (H,). A graph has tens of distinct ops, and per-op Python overhead then dominates a single
 estimate. Here every op of a class (tiled GEMM kernels: GEMMs and implicit-GEMM / Winograd
 convolutions; streaming kernels: elementwise, normalisation, pooling, GEMV, depthwise
 convolution, the Winograd transforms) becomes H rows of one stacked array of G x H rows: the
 parameter pack is repeated G times (op-major), the op's shape values repeated H times, and the
 same vectorised functions run once per class and precision. Each op's slice of the result is the
-:class:`~archsim.engines.cost.CostArrays` the one-op path returns, to the last bit (the same
+:class:`~archsim.cost.types.CostArrays` the one-op path returns, to the last bit (the same
 formulas in the same order on the same numbers; ``tests/unit/test_gpu_batch.py`` checks it).
 
 The tiling model's DRAM traffic depends on the L2 capacity only, so it is computed once per
@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from archsim import traffic as tr
-from archsim.engines import gpu_cost as gc
-from archsim.engines.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
-from archsim.engines.cost import CostArrays
-from archsim.engines.params import GPUParams
+from archsim.cost import gpu as gc
+from archsim.cost import traffic as tr
+from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
+from archsim.cost.params import GPUParams
+from archsim.cost.types import CostArrays
 
 __all__ = ["cost_many", "tile_params"]
 
@@ -219,7 +219,7 @@ class _Planner:
         return build
 
     def _plan_algorithms(self, op: Any) -> Any:
-        """gpu_cost._conv_algorithms: implicit GEMM, or the faster of it and Winograd (3x3, stride 1)."""
+        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (3x3, stride 1)."""
         direct = self._plan_implicit(op)
         if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
                 and op.groups == 1):
@@ -395,7 +395,7 @@ def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
 
 
 def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
-    """The cost of every op of ``ops`` at every GPU of ``p``: ``[gpu_cost.cost(op, p) for op in ops]``."""
+    """The cost of every op of ``ops`` at every GPU of ``p``: ``[archsim.cost.gpu.cost(op, p) for op in ops]``."""
     planner = _Planner(p)
     plans = [planner.plan(op) for op in ops]
     planner.run()

@@ -54,15 +54,13 @@ class EngineEvaluator:
         return f"{self.engine}:{json.dumps(dict(self.options), sort_keys=True, default=repr)}"
 
     def __call__(self, work: Any, hardware: Sequence[Any]) -> list[dict[str, float]]:
-        if self.engine == "roofline":
-            from archsim.engines import estimate_many
+        from archsim.engines import estimate, estimate_many
 
+        if self.engine == "roofline":
             frame = estimate_many(work, list(hardware), **dict(self.options))
             numeric = frame.select_dtypes("number")
             return [{k: float(v) for k, v in row.items()} for row in numeric.to_dict("records")]
-        import archsim
-
-        return [flatten_run(archsim.estimate(work, hw, engine=self.engine, **dict(self.options)))
+        return [flatten_run(estimate(work, hw, engine=self.engine, **dict(self.options)))
                 for hw in hardware]
 
 

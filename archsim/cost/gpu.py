@@ -1,11 +1,11 @@
 """Cost of an op on GPUs (vectorised over hardware points).
 
 * GEMM and convolution (implicit GEMM, cuDNN's IMPLICIT_GEMM algorithm; depthwise convolutions run
-  a memory-bound direct kernel) go through the tiled-kernel model of :func:`archsim.kernels.gpu_gemm`
+  a memory-bound direct kernel) go through the tiled-kernel model of :func:`archsim.cost.kernels.gpu_gemm`
   on Tensor Cores when the device rates the precision there, else on the CUDA cores; DRAM traffic
-  is the L2 tiling model of :mod:`archsim.traffic`.
+  is the L2 tiling model of :mod:`archsim.cost.traffic`.
 * GEMV, elementwise, reductions, normalisations, pooling, embedding, copies and optimizer steps are
-  streaming kernels (:func:`archsim.kernels.gpu_stream`): compulsory bytes at L2 and DRAM.
+  streaming kernels (:func:`archsim.cost.kernels.gpu_stream`): compulsory bytes at L2 and DRAM.
 * Fused attention streams K and V per Q block (flash-style traffic); unfused attention is the sum
   of its decomposed kernels.
 
@@ -24,12 +24,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from archsim import kernels as kn
-from archsim import traffic as tr
+from archsim.cost import kernels as kn
+from archsim.cost import traffic as tr
+from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
+from archsim.cost.params import GPUParams
+from archsim.cost.types import CostArrays
 from archsim.energy import EnergyPrices, account
-from archsim.engines.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
-from archsim.engines.cost import CostArrays
-from archsim.engines.params import GPUParams
 from archsim.errors import EngineError
 
 __all__ = ["cost"]
@@ -71,7 +71,7 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
         flop_j[key] = (p.special_flop_j if unit == "special"
                        else p.tensor_flop_j[prec] if unit == "tensor" else p.vector_flop_j[prec])
     # The host's dispatch of the launches overlaps the previous kernels (asynchronous launches) and
-    # is exposed only where it outlasts this kernel plus its launch latency (archsim.engines.cost).
+    # is exposed only where it outlasts this kernel plus its launch latency (archsim.cost.dispatch).
     dispatch = launches * p.host_dispatch_s
     device_s = kernel_s + overhead
     host_bound = dispatch > device_s
@@ -117,7 +117,7 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
 
     ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
     matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP. ``kernel``, when given, is the
-    already predicted :func:`archsim.kernels.gpu_gemm` of these rows.
+    already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows.
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
@@ -313,7 +313,7 @@ def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
 
 def whole_rows(op: Any, p: GPUParams) -> bool:
     """True when every point's L2 line is wider than the convolution's column stride in bytes
-    (a strided read then fetches whole input rows; :func:`archsim.traffic.conv_a_pass_bytes`)."""
+    (a strided read then fetches whole input rows; :func:`archsim.cost.traffic.conv_a_pass_bytes`)."""
     return bool(np.all(p.l2_line_bytes > op.stride[1] * elem_bytes(op)))
 
 
@@ -387,7 +387,7 @@ def rowwise_traffic(op: Any, p: GPUParams) -> tuple[np.ndarray, np.ndarray] | No
     """(L2, DRAM) bytes of a row-wise two-pass op (softmax, layernorm), ``None`` for other ops.
 
     One thread block normalises one row: a row that fits in the block's shared memory is read once;
-    a longer row is read again for the second pass (:func:`archsim.traffic.rowwise_bytes`), from L2
+    a longer row is read again for the second pass (:func:`archsim.cost.traffic.rowwise_bytes`), from L2
     when the row fits in one SM's share of L2 (every SM streams a row at a time), else from DRAM.
     """
     if op.kind not in ROWWISE_KINDS:

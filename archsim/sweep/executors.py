@@ -8,7 +8,7 @@
   ``dask.distributed.Client`` (a SLURM cluster from dask-jobqueue, a ``LocalCluster``, ...). Needs the
   ``dask`` extra (``pip install archsim[dask]``). The shared payload is scattered to the workers once.
 
-Every executor calls :func:`archsim.sweep_eval.evaluate_chunk` on the same chunks, and the sweep
+Every executor calls :func:`archsim.sweep.evaluate.evaluate_chunk` on the same chunks, and the sweep
 orders the rows by point, so the executor never changes the result. ``on_done`` receives each finished
 chunk's rows as soon as it completes (that is what makes the store incremental).
 """
@@ -22,7 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 from archsim.errors import SweepError
-from archsim.sweep_eval import ChunkPayload, PointTask, evaluate_chunk
+from archsim.sweep.evaluate import ChunkPayload, PointTask, evaluate_chunk
 
 __all__ = ["EXECUTORS", "execute", "default_workers"]
 

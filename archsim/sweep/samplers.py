@@ -21,7 +21,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from archsim.errors import SweepError
-from archsim.sweep_axes import Axis
+from archsim.sweep.axes import Axis
 
 __all__ = ["SAMPLERS", "Sampler", "sample"]
 

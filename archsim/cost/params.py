@@ -86,7 +86,7 @@ class GPUParams:
 
         ``host_dispatch_s`` is, per point, the host framework's dispatch time per kernel launch
         (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
-        see :func:`archsim.engines.cost.host_dispatch_s`); ``None`` means no host (0 everywhere).
+        see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
         """
         table = np.asarray([_gpu_row(g) for g in devices], dtype=np.float64).reshape(len(devices), -1)
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):

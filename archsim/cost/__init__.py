@@ -1,0 +1,23 @@
+"""What one op costs on one device: the cost model both engines share.
+
+``op_cost(op, device, options) -> OpCost`` (one point) and ``op_cost_arrays`` (many hardware
+points) in :mod:`archsim.cost.dispatch`; the values between the steps in :mod:`archsim.cost.types`.
+The steps, each a module:
+
+* :mod:`~archsim.cost.traffic`: bytes per memory level (tiling and reuse under each capacity);
+* :mod:`~archsim.cost.kernels`: kernel efficiency (tile catalogue, occupancy, waves, latency hiding);
+* :mod:`~archsim.cost.gemm_search`: the compiled GEMM tile and split-K search;
+* :mod:`~archsim.cost.params`: hardware points packed as parameter arrays;
+* :mod:`~archsim.cost.gpu`, ``cpu``, ``pim``, ``link``: the per-device cost functions;
+* :mod:`~archsim.cost.gpu_batch`: a graph's GPU ops of one kernel class stacked into one pass;
+* :mod:`~archsim.cost.common`: op facts and kernel-sequence sums shared by the per-device modules.
+
+This package imports the hardware and workload models, the energy ledger and the errors; it never
+imports the engines that schedule its costs.
+"""
+
+from archsim.cost.dispatch import host_dispatch_s, is_link, op_cost, op_cost_arrays, resolve_device, role_params
+from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, Actions, CostArrays, CostOptions, OpCost
+
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link",
+           "OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]

@@ -1,0 +1,147 @@
+"""The cost model's entry point: ``op_cost(op, device, options) -> OpCost``, shared by both engines.
+
+For one op on one device (or a :class:`~archsim.hardware.System`) it resolves which device runs the
+op, builds that device's parameter pack (:mod:`archsim.cost.params`) and calls the per-device cost
+function (:mod:`archsim.cost.gpu`, ``cpu``, ``pim``, ``link``), vectorised over hardware points;
+``op_cost`` is the one-point view, and :func:`op_cost_arrays` the many-point one used by
+:func:`archsim.estimate_many`. The roofline engine sums these costs over a graph; the discrete-event
+engine schedules them on resources. Both therefore agree by construction when nothing overlaps or
+contends.
+
+Host dispatch (``CostOptions.host_dispatch``): a GPU of a System is driven by its host, whose
+framework spends ``host.efficiency.op_overhead_s`` issuing each kernel (operator dispatch and the
+launch API call). Launches are asynchronous: the host issues kernel i+1 while kernel i runs, so the
+dispatch is exposed only when it outlasts the kernel. Each kernel of a GPU op then takes
+``max(kernel_s + gpu overhead, launches x host dispatch)`` (the GPU overhead is the launch latency
+and pipeline fill); the bound is ``overhead`` where the host's dispatch is the larger. This is the
+CPU-bound regime of an asynchronous launch queue (PyTorch docs, "CUDA semantics: Asynchronous
+execution": GPU operations are enqueued and return at once; PyTorch blog, "Accelerating PyTorch with
+CUDA Graphs", 2021: with short kernels the CPU's launch work, not the GPU, sets the time). Per op,
+not per queue: a long kernel does not bank dispatch time for the short kernels after it, so a
+sequence that alternates long and short kernels is charged slightly more than a real queue. A bare
+GPU device has no host and pays the launch latency alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from archsim.cost import cpu as cpu_cost
+from archsim.cost import gpu as gpu_cost
+from archsim.cost import link as link_cost
+from archsim.cost import pim as pim_cost
+from archsim.cost.params import CPUParams, GPUParams, LinkParams, PIMParams
+from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, CostArrays, CostOptions, OpCost
+from archsim.errors import EngineError
+from archsim.hardware import CPUDevice, GPUDevice, Link, PIMDevice, System
+
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link"]
+
+
+def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[str, Any]:
+    """The (role, device or link) that runs an op of ``op_kind`` on ``hardware``.
+
+    On a System, host-device transfers use ``host_link``; other ops run on ``options.device``, or
+    the GPU when present, else the host. A plain device runs everything it can; a transfer on a
+    plain GPU or CPU is an error (there is no link to price), on a PIM device it uses its host link.
+    """
+    if isinstance(hardware, System):
+        if op_kind in LINK_KINDS:
+            if options.device == "pim":
+                if hardware.pim is None:
+                    raise EngineError("device='pim' but the system has no [pim]")
+                return "link", hardware.pim.host_link
+            if hardware.host_link is None:
+                raise EngineError(f"a {op_kind} transfer needs the system's host_link; {hardware.name} has none")
+            return "link", hardware.host_link
+        role = options.device or ("gpu" if hardware.gpu is not None else "host")
+        dev = {"gpu": hardware.gpu, "host": hardware.host, "pim": hardware.pim}[role]
+        if dev is None:
+            raise EngineError(f"device={role!r} but the system {hardware.name!r} has no {role}; "
+                              f"allowed: {[r for r in DEVICE_ROLES if _has(hardware, r)]}")
+        return role, dev
+    if options.device is not None:
+        raise EngineError(f"device={options.device!r} applies to a System only; got a {type(hardware).__name__}")
+    if op_kind in LINK_KINDS:
+        if isinstance(hardware, PIMDevice):
+            return "link", hardware.host_link
+        raise EngineError(f"a {op_kind} transfer needs a link: pass a System with a host_link, "
+                          f"not a lone {type(hardware).__name__}")
+    if isinstance(hardware, GPUDevice):
+        return "gpu", hardware
+    if isinstance(hardware, CPUDevice):
+        return "host", hardware
+    if isinstance(hardware, PIMDevice):
+        return "pim", hardware
+    raise EngineError(f"hardware must be a CPUDevice, GPUDevice, PIMDevice or System, got {type(hardware).__name__}")
+
+
+def _has(system: System, role: str) -> bool:
+    return {"gpu": system.gpu, "host": system.host, "pim": system.pim}[role] is not None
+
+
+def host_dispatch_s(hardware: Any, options: CostOptions) -> float:
+    """Seconds the host spends dispatching one GPU kernel of ``hardware`` (0 without a host).
+
+    On a :class:`~archsim.hardware.System` with ``options.host_dispatch``, the host CPU's
+    ``efficiency.op_overhead_s`` (the framework's per-operator dispatch, the same time a CPU op
+    pays); on a bare device, or with ``host_dispatch=False``, 0.
+    """
+    if options.host_dispatch and isinstance(hardware, System):
+        return float(hardware.host.efficiency.op_overhead_s)
+    return 0.0
+
+
+def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], options: CostOptions) -> Any:
+    """The parameter pack of ``targets`` (the devices or links of role ``role`` resolved from
+    ``hardware``, point by point); a GPU pack carries each point's :func:`host_dispatch_s`."""
+    if role == "gpu":
+        return GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware])
+    builder = {"host": CPUParams.from_devices, "pim": PIMParams.from_devices, "link": LinkParams.from_links}.get(role)
+    if builder is None:
+        raise EngineError(f"unknown device role {role!r}; allowed: {DEVICE_ROLES}")
+    return builder(list(targets))
+
+
+def op_cost_arrays(op: Any, role: str, targets: Sequence[Any], options: CostOptions,
+                   params: Any = None) -> CostArrays:
+    """The cost of ``op`` at every device (or link) in ``targets``, all of role ``role``.
+
+    ``params`` is the pre-built parameter pack of ``targets`` (built here when ``None``, then
+    without host dispatch: pass :func:`role_params` of the hardware to include it), so a sweep
+    packs each hardware list once for all of its ops.
+    """
+    if role == "link":
+        p = params if params is not None else LinkParams.from_links(list(targets))
+        return link_cost.cost(op, p)
+    if role == "gpu":
+        p = params if params is not None else GPUParams.from_devices(list(targets))
+        return gpu_cost.cost(op, p)
+    if role == "host":
+        p = params if params is not None else CPUParams.from_devices(list(targets))
+        return cpu_cost.cost(op, p, options.threads)
+    if role == "pim":
+        p = params if params is not None else PIMParams.from_devices(list(targets))
+        return pim_cost.cost(op, p)
+    raise EngineError(f"unknown device role {role!r}; allowed: {DEVICE_ROLES}")
+
+
+def op_cost(op: Any, device: Any, options: CostOptions | None = None) -> OpCost:
+    """Cost of ``op`` on ``device`` (a device or a System) under ``options``.
+
+    Raises :class:`~archsim.errors.EngineError` for an op kind the device cannot run, a precision
+    it lacks, or an option that does not apply.
+    """
+    options = options or CostOptions()
+    kind = getattr(op, "kind", None)
+    if not isinstance(kind, str):
+        raise EngineError(f"op must be an archsim op with a 'kind', got {type(op).__name__}")
+    role, target = resolve_device(device, kind, options)
+    arrays = op_cost_arrays(op, role, [target], options, role_params(role, [device], [target], options))
+    return arrays.at(0, getattr(op, "label", getattr(op, "name", kind)) or kind, getattr(op, "phase", "forward"))
+
+
+def is_link(target: Any) -> bool:
+    """True for a :class:`~archsim.hardware.Link`."""
+    return isinstance(target, Link)

@@ -1,0 +1,175 @@
+"""The values the cost model passes between its steps: options, action counts, per-op costs.
+
+``OpCost`` is the cost of one op on one device; ``CostArrays`` the cost of one op at H hardware
+points (every value an array of shape (H,)), of which ``OpCost`` is the one-point view. Both hold
+the time each compute unit and memory level alone would take, the bytes moved at each level (from
+:mod:`archsim.cost.traffic`), the kernel-efficiency effects (from :mod:`archsim.cost.kernels`), the
+named overheads, the bound, the latency, and the *action counts* the energy ledger
+(:mod:`archsim.energy`) prices.
+
+Level keys of ``bytes_by_level`` are the level *serving* the bytes: ``"dram"`` (device memory),
+``"l2"`` (L2 to the SMs), ``"l1"`` (L1/shared memory to the registers), ``"register"`` (register
+file operand traffic), the CPU's cache names (``"l1d"``, ``"l2"``, ``"l3"``), ``"pim"`` (bank to
+PIM unit) and ``"link"`` (host-device transfer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]
+
+DEVICE_ROLES: tuple[str, ...] = ("gpu", "host", "pim")
+LINK_KINDS: tuple[str, ...] = ("h2d", "d2h")
+
+
+@dataclass(frozen=True)
+class CostOptions:
+    """Explicit options of the cost function (validated by :func:`archsim.estimate`).
+
+    Attributes:
+        device: for a :class:`~archsim.hardware.System`, the role that runs compute ops
+            (``"gpu"``, ``"host"``, ``"pim"``); ``None`` picks the GPU when present, else the host.
+        threads: CPU threads (``None``: every core).
+        host_dispatch: on a System, GPU kernels wait for the host framework's per-launch dispatch
+            (``host.efficiency.op_overhead_s``) when it outlasts them (see the module docstring);
+            ``False`` prices the device-side launch latency alone. No effect on a bare device.
+    """
+
+    device: Literal["gpu", "host", "pim"] | None = None
+    threads: int | None = None
+    host_dispatch: bool = True
+
+
+@dataclass(frozen=True)
+class Actions:
+    """What an op does, counted for the energy ledger (all floats).
+
+    Attributes:
+        flop: FLOP per ``"<unit>:<precision>"`` (``"tensor:fp16"``, ``"vector:fp32"``,
+            ``"special"``, ``"pim:fp16"``).
+        read_bytes: bytes read at each level (keys as ``bytes_by_level``).
+        write_bytes: bytes written at each level.
+        dram_activations: DRAM row activations (row opens).
+        link_bytes: bytes over the host-device link.
+    """
+
+    flop: dict[str, float]
+    read_bytes: dict[str, float]
+    write_bytes: dict[str, float]
+    dram_activations: float = 0.0
+    link_bytes: float = 0.0
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """The cost of one op on one device: times in s, bytes in B, energies in J.
+
+    ``latency_s = max(time_by_unit_s without "overhead") + time_by_unit_s["overhead"]`` except for
+    kernels whose waves alternate bounds, where the wave-by-wave sum (``extra["kernel_s"]``) is
+    larger than the max of the per-resource sums; the bound is then the resource with the largest
+    sum. ``energy_breakdown_j`` sums to ``energy_j`` and includes static power x latency.
+    """
+
+    name: str
+    kind: str
+    phase: str
+    device: str
+    flop: float
+    latency_s: float
+    bound: str
+    time_by_unit_s: dict[str, float]
+    bytes_by_level: dict[str, float]
+    actions: Actions
+    overhead_s: float
+    launches: float
+    energy_j: float
+    energy_breakdown_j: dict[str, float]
+    static_power_w: float
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CostArrays:
+    """The cost of one op at H hardware points: every value an array of shape (H,)."""
+
+    kind: str
+    device: str
+    flop: float
+    latency_s: np.ndarray
+    time_by_unit_s: dict[str, np.ndarray]
+    bytes_by_level: dict[str, np.ndarray]
+    flop_by_unit: dict[str, np.ndarray]
+    read_bytes: dict[str, np.ndarray]
+    write_bytes: dict[str, np.ndarray]
+    dram_activations: np.ndarray
+    link_bytes: np.ndarray
+    overhead_s: np.ndarray
+    launches: np.ndarray
+    energy_breakdown_j: dict[str, np.ndarray]
+    static_power_w: np.ndarray
+    extra: dict[str, np.ndarray]
+    dispatch_s: np.ndarray | None = None
+    """Host dispatch time of the op's launches (s; GPU ops only, ``None`` elsewhere): where it
+    equals ``latency_s`` the host's dispatch binds and the bound is ``overhead``."""
+
+    def dispatch_bound(self) -> np.ndarray:
+        """Per point, True where the host's dispatch sets the latency."""
+        if self.dispatch_s is None:
+            return np.zeros(np.shape(self.latency_s), dtype=bool)
+        return (self.dispatch_s > 0) & (self.dispatch_s >= self.latency_s)
+
+    def bound_index(self) -> tuple[list[str], np.ndarray]:
+        """Keys of the non-overhead times and, per point, the index of the largest."""
+        keys = [k for k in self.time_by_unit_s if k != "overhead"]
+        stack = np.stack([self.time_by_unit_s[k] for k in keys])
+        return keys, np.argmax(stack, axis=0)
+
+    def bounds(self) -> list[str]:
+        """The bound name at each point: the largest resource time, or ``overhead`` if that dominates."""
+        keys, idx = self.bound_index()
+        best = np.stack([self.time_by_unit_s[k] for k in keys]).max(axis=0)
+        over = self.time_by_unit_s["overhead"]
+        host = self.dispatch_bound()
+        return ["overhead" if (over[i] > best[i] or host[i]) else keys[idx[i]] for i in range(len(idx))]
+
+    def at(self, i: int, name: str, phase: str) -> OpCost:
+        """The one-point :class:`OpCost` of point ``i``."""
+        times = {k: float(v[i]) for k, v in self.time_by_unit_s.items()}
+        breakdown = {k: float(v[i]) for k, v in self.energy_breakdown_j.items()}
+        extra = {k: float(v[i]) for k, v in self.extra.items()}
+        host = False
+        if self.dispatch_s is not None:
+            extra["host_dispatch_s"] = float(self.dispatch_s[i])
+            host = bool(self.dispatch_bound()[i])
+        return OpCost(
+            name=name, kind=self.kind, phase=phase, device=self.device, flop=float(self.flop),
+            latency_s=float(self.latency_s[i]), bound="overhead" if host else _bound(times) or self.bounds()[i],
+            time_by_unit_s=times,
+            bytes_by_level={k: float(v[i]) for k, v in self.bytes_by_level.items()},
+            actions=Actions(flop={k: float(v[i]) for k, v in self.flop_by_unit.items()},
+                            read_bytes={k: float(v[i]) for k, v in self.read_bytes.items()},
+                            write_bytes={k: float(v[i]) for k, v in self.write_bytes.items()},
+                            dram_activations=float(self.dram_activations[i]),
+                            link_bytes=float(self.link_bytes[i])),
+            overhead_s=float(self.overhead_s[i]), launches=float(self.launches[i]),
+            energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
+            static_power_w=float(self.static_power_w[i]), extra=extra,
+        )
+
+
+def _bound(times: dict[str, float]) -> str | None:
+    """:meth:`CostArrays.bounds` of one point from its times (the first largest non-overhead key,
+    ``overhead`` if that is larger); ``None`` when a time is NaN (the array rule then decides)."""
+    best_key, best = None, -np.inf
+    for k, v in times.items():
+        if v != v:
+            return None
+        if k != "overhead" and v > best:
+            best_key, best = k, v
+    if best_key is None:
+        return None
+    return "overhead" if times["overhead"] > best else best_key
