@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from archsim.errors import PresetError, SchemaError
-from archsim.hardware import DRAM, Hardware
+from archsim.hardware import DRAM, CPUDevice, GPUDevice, Hardware, PIMDevice, System
+from archsim.hardware._errors import format_validation_error
 from archsim.hardware.memory import DRAMKind
 
 __all__ = ["load_preset", "load_hardware", "list_presets", "models_dir", "validate_hardware",
@@ -111,76 +112,6 @@ def _resolve(data: Any, where: str, chain: tuple[str, ...]) -> Any:
     return {k: _resolve(v, f"{where}.{k}" if where else k, chain) for k, v in data.items()}
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif item in ("cpu", "gpu", "pim", "system") and not parts:
-            continue  # the discriminator tag pydantic puts first
-        else:
-            parts.append(("." if parts else "") + str(item))
-    return "".join(parts) or "(top level)"
-
-
-def _fields_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
-    """TOML names of the fields of the model found at ``loc`` (best effort, for hints)."""
-    from typing import get_args, get_origin
-
-    def unwrap(tp: Any) -> list[Any]:
-        origin = get_origin(tp)
-        if origin is None:
-            return [tp]
-        return [t for a in get_args(tp) for t in unwrap(a)]
-
-    current: list[Any] = [model] if model else []
-    for item in loc:
-        nxt: list[Any] = []
-        for cls in current:
-            if isinstance(cls, type) and issubclass(cls, BaseModel):
-                for name, info in cls.model_fields.items():
-                    if item in (name, info.alias):
-                        nxt.extend(unwrap(info.annotation))
-            if isinstance(item, int):
-                nxt.append(cls)
-        if not nxt and isinstance(item, str) and item in ("cpu", "gpu", "pim", "system"):
-            continue
-        current = [c for c in nxt if c is not type(None)]
-    names: list[str] = []
-    for cls in current:
-        if isinstance(cls, type) and issubclass(cls, BaseModel):
-            names.extend(info.alias or name for name, info in cls.model_fields.items())
-    return sorted(set(names))
-
-
-def format_validation_error(exc: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
-    """One line per problem: the field path, what is wrong, and for unknown keys the allowed ones."""
-    from archsim.hardware import CPUDevice, GPUDevice, PIMDevice, System
-
-    lines = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        path = _loc(loc)
-        msg = err["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-        if err["type"] == "extra_forbidden":
-            cls = model
-            if cls is None and loc and loc[0] in ("cpu", "gpu", "pim", "system"):
-                cls = {"cpu": CPUDevice, "gpu": GPUDevice, "pim": PIMDevice, "system": System}[loc[0]]
-                loc = loc[1:]
-            allowed = _fields_at(cls, loc[:-1])
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=3)
-            hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
-            msg = f"unknown field{hint}; allowed: {', '.join(allowed)}"
-        elif err["type"] == "missing":
-            msg = "required field is missing"
-        elif "input" in err and not isinstance(err["input"], Mapping | list):
-            msg = f"{msg} (got {err['input']!r})"
-        lines.append(f"  {path}: {msg}")
-    return f"{where}: {len(lines)} problem(s) in the hardware description:\n" + "\n".join(lines)
-
-
 def validate_hardware(data: Mapping[str, Any], where: str = "hardware") -> Any:
     """Validate a plain dict (as from TOML or ``model_dump()``) into a hardware model.
 
@@ -197,7 +128,9 @@ def validate_hardware(data: Mapping[str, Any], where: str = "hardware") -> Any:
             raise SchemaError(f"{where}: field 'kind' is {kind!r}; allowed: {', '.join(allowed)}")
         return _HARDWARE.validate_python(data)
     except ValidationError as exc:
-        raise SchemaError(format_validation_error(exc, where, DRAM if kind in _DRAM_KINDS else None)) from None
+        raise SchemaError(format_validation_error(
+            exc, where, DRAM if kind in _DRAM_KINDS else None,
+            {"cpu": CPUDevice, "gpu": GPUDevice, "pim": PIMDevice, "system": System})) from None
 
 
 def load_hardware(path: str | os.PathLike[str]) -> Any:

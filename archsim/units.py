@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pint
-from annotated_types import Ge
+from annotated_types import Ge, Le
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema  # noqa: F401
 
 from archsim.errors import UnitError
@@ -119,6 +120,18 @@ DIMENSIONS: dict[str, Dimension] = {
 }
 
 
+MAX_TEXT = 200
+"""Longest unit string parsed, characters: real ones are a number and a unit; longer text (say 2,000
+nested parentheses) is refused before pint's recursive parser sees it."""
+
+MAX_SI = 1e30
+"""Largest magnitude a dimensioned field accepts, in SI units (10^30 B/s, Hz, J, s...): far above
+any machine, far below float overflow, so products of a few fields stay finite."""
+
+
+_NUMBER_POWER = re.compile(r"[\d.)]\s*(\*\*|\^)")
+
+
 def _quantity(text: str) -> pint.Quantity:
     # Common shorthands that pint does not know: "B/s" is fine, "Bps" is not; keep input honest.
     return ureg.Quantity(text)
@@ -127,11 +140,18 @@ def _quantity(text: str) -> pint.Quantity:
 @functools.lru_cache(maxsize=65536)
 def _parse_text(text: str, dimension: str) -> float:
     dim = DIMENSIONS[dimension]
+    if len(text) > MAX_TEXT:
+        raise UnitError(f"{text[:40]!r}... is {len(text)} characters; a {dim.name} is a number and a unit of "
+                        f"at most {MAX_TEXT} (e.g. {dim.example!r})")
+    if _NUMBER_POWER.search(text):
+        # pint evaluates integer powers exactly: "9**9**9 B/s" would compute a 370-million-digit int.
+        raise UnitError(f"cannot parse {text!r} as a {dim.name}: powers of numbers are not accepted; "
+                        f"write the number in e-notation (e.g. '1e9 B/s', {dim.example!r})")
     try:
         q = _quantity(text)
-    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError, AttributeError,
-            TypeError, ValueError, SyntaxError, AssertionError) as exc:
-        raise UnitError(f"cannot parse {text!r} as a {dim.name} (e.g. {dim.example!r}): {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - pint's parser raises many types ("1 GB/0s": ZeroDivisionError)
+        reason = " ".join(str(exc).split())[:120] or type(exc).__name__
+        raise UnitError(f"cannot parse {text!r} as a {dim.name} (e.g. {dim.example!r}): {reason}") from None
     if not isinstance(q, pint.Quantity) or q.dimensionless:
         raise UnitError(
             f"{text!r} has no unit; a {dim.name} needs one (e.g. {dim.example!r})"
@@ -142,6 +162,8 @@ def _parse_text(text: str, dimension: str) -> float:
         raise UnitError(
             f"{text!r} is a {q.dimensionality}, not a {dim.name} (expected units like {dim.example!r})"
         ) from None
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+        raise UnitError(f"{text!r} is not a number with units (e.g. {dim.example!r})") from None
     if not math.isfinite(value):
         raise UnitError(f"{text!r} is not a finite {dim.name}")
     return value
@@ -163,9 +185,14 @@ def parse(value: Any, dimension: str, field: str | None = None) -> float:
         )
     if isinstance(value, pint.Quantity):
         try:
-            return float(value.to(dim.si_unit).magnitude)
+            si = float(value.to(dim.si_unit).magnitude)
         except pint.errors.DimensionalityError:
             raise UnitError(f"{where}{value!r} is not a {dim.name} (e.g. {dim.example!r})") from None
+        except (TypeError, ValueError, OverflowError):
+            raise UnitError(f"{where}{value!r} is not a number with units (e.g. {dim.example!r})") from None
+        if not math.isfinite(si):
+            raise UnitError(f"{where}{value!r} is not a finite {dim.name}")
+        return si
     if not isinstance(value, str):
         raise UnitError(f"{where}expected a {dim.name} string like {dim.example!r}, got {type(value).__name__}")
     try:
@@ -244,8 +271,9 @@ def _json_schema(dimension: str) -> WithJsonSchema:
 
 def _field_type(dimension: str) -> Any:
     # Physical quantities in a hardware description are never negative; fields that must be
-    # strictly positive say so with ``Field(gt=0)``.
-    return Annotated[float, _validator(dimension), Ge(0.0), _serializer(dimension), _json_schema(dimension)]
+    # strictly positive say so with ``Field(gt=0)``. The upper bound keeps derived figures finite.
+    return Annotated[float, _validator(dimension), Ge(0.0), Le(MAX_SI), _serializer(dimension),
+                     _json_schema(dimension)]
 
 
 Bandwidth = _field_type("bandwidth")

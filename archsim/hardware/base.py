@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from archsim.errors import SchemaError
+from archsim.hardware._errors import format_validation_error
 
 Precision = Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4"]
 """Arithmetic precisions a compute unit can be rated for (fp8 covers e4m3 and e5m2)."""
@@ -34,12 +38,72 @@ class HardwareModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         str_strip_whitespace=True,
+        # Counts are ints, never bools, numeric strings or truncated floats; floats are finite.
+        strict=True,
+        allow_inf_nan=False,
     )
 
     def content_hash(self) -> str:
         """SHA-256 of the canonical JSON dump: identifies a hardware point in results and stores."""
         text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    # Every way into a model raises a SchemaError naming the fields, never pydantic's ValidationError.
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise SchemaError(format_validation_error(exc, type(self).__name__, type(self))) from None
+
+    # pydantic calls a custom __init__ for every nested model it validates; this one only translates
+    # errors, so nested validation keeps pydantic's fast path (and its error locations).
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().model_validate(obj, **kwargs)
+        except ValidationError as exc:
+            raise SchemaError(format_validation_error(exc, cls.__name__, cls)) from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().model_validate_json(json_data, **kwargs)
+        except ValidationError as exc:
+            raise SchemaError(format_validation_error(exc, cls.__name__, cls)) from None
+
+    @classmethod
+    def model_validate_strings(cls, obj: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().model_validate_strings(obj, **kwargs)
+        except ValidationError as exc:
+            raise SchemaError(format_validation_error(exc, cls.__name__, cls)) from None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:  # type: ignore[override]
+        """A copy with ``update`` applied, validated as a whole (pydantic's own skips validation).
+
+        ``update`` keys are field names or TOML names; values are what the constructor takes.
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        if not isinstance(update, Mapping):
+            raise SchemaError(f"{type(self).__name__}.model_copy: update must be a mapping, got {update!r}")
+        names = {info.alias or name: name for name, info in type(self).model_fields.items()}
+        unknown = [k for k in update if k not in names and k not in type(self).model_fields]
+        if unknown:
+            raise SchemaError(f"{type(self).__name__}.model_copy: unknown field(s) {unknown}; "
+                              f"allowed: {', '.join(sorted(names))}")
+        data = self.model_dump(by_alias=False)
+        data.update({names.get(k, k): v for k, v in update.items()})
+        return type(self).model_validate(data)
+
+
+NonNegativeInt = Annotated[int, Field(ge=0)]
+"""A count that may be zero (per-precision lane and unit counts: 0 means not supported)."""
+
+NonNegativeFloat = Annotated[float, Field(ge=0)]
+"""A finite rate that may be zero (per-precision ops per cycle)."""
 
 
 def si(alias: str, *, gt: float | None = None, description: str = "", default: Any = ...) -> Any:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import PRECISION_BITS, HardwareModel, Precision, Source, si
+from archsim.hardware.base import PRECISION_BITS, HardwareModel, NonNegativeInt, Precision, Source, si
 from archsim.hardware.energy import EnergyTable
 from archsim.hardware.memory import DRAM, Cache
 from archsim.units import Frequency, Power, Time
@@ -27,10 +27,10 @@ class CPUCore(HardwareModel):
     pipeline_depth: int = Field(gt=0, description="stages from fetch to execute")
     rob_entries: int = Field(gt=0, description="reorder-buffer entries (instruction window)")
     simd_width_bits: int = Field(gt=0, description="width of one vector register/unit, bits")
-    fma_units: dict[Precision, int] = Field(
+    fma_units: dict[Precision, NonNegativeInt] = Field(
         description="vector FMA pipes usable per precision (0 or absent: not supported)"
     )
-    matrix_flop_per_cycle: dict[Precision, int] = Field(
+    matrix_flop_per_cycle: dict[Precision, NonNegativeInt] = Field(
         default_factory=dict, description="dense FLOP/cycle of a matrix unit (e.g. AMX); empty if none"
     )
     load_ports: int = Field(gt=0, description="loads issued per cycle")

@@ -25,14 +25,21 @@ from archsim.units import EnergyPerByte, EnergyPerFlop
 
 ComputeUnit = Literal["vector", "tensor", "special"]
 
+MAX_NODE_NM = 1000.0
+"""Largest process node a table may state, nm (1 um CMOS, late 1980s)."""
+MAX_VDD_V = 5.0
+"""Largest core supply voltage a table may state, V (5 V TTL-compatible CMOS)."""
+
 
 class EnergyTable(HardwareModel):
     """Energy per FLOP and per register byte at a reference node, with the device's own node."""
 
-    node_nm: float = Field(gt=0, description="the device's process node, nm")
-    vdd_v: float = Field(gt=0, description="the device's core supply voltage, V")
-    reference_node_nm: float = Field(45.0, gt=0, description="node the energies below are stated at")
-    reference_vdd_v: float = Field(0.9, gt=0)
+    # Bounds: CMOS nodes from 1 um (1000 nm) down, core supplies at most 5 V (TTL-era logic); outside
+    # them the scaling rule below has no meaning and its square overflows.
+    node_nm: float = Field(gt=0, le=MAX_NODE_NM, description="the device's process node, nm")
+    vdd_v: float = Field(gt=0, le=MAX_VDD_V, description="the device's core supply voltage, V")
+    reference_node_nm: float = Field(45.0, gt=0, le=MAX_NODE_NM, description="node the energies below are stated at")
+    reference_vdd_v: float = Field(0.9, gt=0, le=MAX_VDD_V)
     vector_flop_j: dict[Precision, EnergyPerFlop] = si(
         "vector_flop", description="per FLOP on vector/CUDA-core ALUs (an FMA is 2 FLOP)"
     )

@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import HardwareModel, Precision, Source, si
-from archsim.hardware.energy import EnergyTable
+from archsim.hardware.base import HardwareModel, NonNegativeInt, Precision, Source, si
+from archsim.hardware.energy import MAX_NODE_NM, EnergyTable
 from archsim.hardware.memory import DRAM, Cache
 from archsim.units import Frequency, Power, Size, Time
 
@@ -22,7 +22,7 @@ class StreamingMultiprocessor(HardwareModel):
     """One SM: CUDA-core lanes, schedulers, register file, shared memory/L1 and occupancy limits."""
 
     cuda_cores: int = Field(gt=0, description="fp32 FMA lanes per SM")
-    fma_lanes: dict[Precision, int] = Field(
+    fma_lanes: dict[Precision, NonNegativeInt] = Field(
         description="FMA lanes per SM per precision on the CUDA cores (fp16 counts packed half2 lanes)"
     )
     special_function_units: int = Field(gt=0, description="SFU lanes per SM (exp, rsqrt, sin)")
@@ -63,7 +63,7 @@ class TensorCore(HardwareModel):
     """Matrix-multiply-accumulate units: dense (non-sparse) FLOP per cycle per SM per precision."""
 
     per_sm: int = Field(gt=0)
-    flop_per_cycle_per_sm: dict[Precision, int] = Field(min_length=1)
+    flop_per_cycle_per_sm: dict[Precision, NonNegativeInt] = Field(min_length=1)
     channel_multiple: int = Field(
         8, ge=1,
         description="input and output channels of a Tensor-Core convolution are padded to a multiple of this "
@@ -103,7 +103,7 @@ class GPUDevice(HardwareModel):
     name: str = Field(min_length=1)
     architecture: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="e.g. volta, ampere, hopper")
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
-    node_nm: float = Field(gt=0, description="process node, nm (also in energy.node_nm)")
+    node_nm: float = Field(gt=0, le=MAX_NODE_NM, description="process node, nm (also in energy.node_nm)")
     sm_count: int = Field(gt=0)
     clock_hz: Frequency = si("clock", gt=0, description="boost clock the datasheet peaks use")
     tensor_clock_hz: Frequency | None = si(

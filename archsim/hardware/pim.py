@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from archsim.hardware.base import HardwareModel, Precision, Source, si
+from archsim.hardware.base import HardwareModel, NonNegativeFloat, Precision, Source, si
 from archsim.hardware.energy import EnergyTable
 from archsim.hardware.memory import DRAM, Link
 from archsim.units import Bandwidth, EnergyPerByte, Frequency, Power, Size, Time
@@ -25,7 +25,7 @@ class PIMUnit(HardwareModel):
     kind: PIMUnitKind
     count: int = Field(gt=0, description="units in the device (e.g. 2560 DPUs)")
     clock_hz: Frequency = si("clock", gt=0)
-    ops_per_cycle: dict[Precision, float] = Field(
+    ops_per_cycle: dict[Precision, NonNegativeFloat] = Field(
         min_length=1, description="arithmetic ops per cycle per unit (an FMA counts 2)"
     )
     local_memory_bytes: Size = si("local_memory", gt=0, description="WRAM of a DPU, registers of a bank unit")
