@@ -31,6 +31,10 @@ _SYMBOL_TO_DIMENSION = {d.symbol: name for name, d in DIMENSIONS.items()}
 
 # --------------------------------------------------------------------------- formatting helpers
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
 def _human(value: Any) -> str:
     """A dumped value in human units: ``"3350000000000.0 B/s"`` -> ``"3.35 TB/s"``."""
     if isinstance(value, str):
@@ -182,16 +186,23 @@ def hardware_json_schema() -> dict[str, Any]:
 
 def _presets_list(args: argparse.Namespace) -> int:
     rows = []
+    broken = 0
     for preset_id in list_presets():
         if args.kind and not preset_id.startswith(args.kind + "/"):
             continue
-        hw = load_preset(preset_id)
+        try:
+            hw = load_preset(preset_id)
+        except ArchsimError as exc:
+            # One broken file must not hide the others: list them, report it, exit 1.
+            broken += 1
+            print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
+            continue
         rows.append((preset_id, _kind(hw), hw.name, headline(hw)))
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("id", "kind", "name"))]
     print(f"{'id':<{widths[0]}}  {'kind':<{widths[1]}}  {'name':<{widths[2]}}  headline")
     for preset_id, kind, name, head in rows:
         print(f"{preset_id:<{widths[0]}}  {kind:<{widths[1]}}  {name:<{widths[2]}}  {head}")
-    return 0
+    return 1 if broken else 0
 
 
 def _presets_show(args: argparse.Namespace) -> int:
@@ -379,8 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except ArchsimError as exc:
-        message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        print(f"archsim: error: {message}", file=sys.stderr)
+        print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,9 +58,17 @@ def list_presets() -> list[str]:
     return sorted(f"{p.parent.name}/{p.stem}" for d in _KIND_DIRS for p in (root / d).glob("*.toml"))
 
 
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
 def _preset_path(preset_id: str) -> Path:
     if not isinstance(preset_id, str) or preset_id.count("/") != 1:
         raise PresetError(f"preset id {preset_id!r} is not of the form '<kind>/<name>' (kinds: {_KIND_DIRS})")
+    kind, name = preset_id.split("/")
+    if kind not in _KIND_DIRS or not _NAME.match(name) or ".." in name:
+        # An id names a file inside models/<kind>/; "../evil" must not reach outside it.
+        raise PresetError(f"preset id {preset_id!r}: the kind must be one of {', '.join(_KIND_DIRS)} and the "
+                          "name lower-case letters, digits, '.', '_' or '-' (e.g. 'gpu/h100-sxm5-80gb')")
     path = models_dir() / f"{preset_id}.toml"
     if not path.is_file():
         known = list_presets()
@@ -69,15 +78,39 @@ def _preset_path(preset_id: str) -> Path:
     return path
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+MAX_FILE_BYTES = 1 << 20
+"""Largest TOML file read, bytes (1 MiB; the biggest preset is a few KiB)."""
+
+MAX_REFERENCES = 256
+"""Most ``preset = ...`` references one load may resolve (a preset uses a handful; a file whose every
+table references the next one ten times would otherwise grow ten-fold per level)."""
+
+
+def read_toml(path: Path, error: type[Exception] = PresetError) -> dict[str, Any]:
+    """Read a TOML file; any problem (missing, too big, not UTF-8, bad syntax, too deep) is ``error``."""
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise error(f"{path}: larger than {MAX_FILE_BYTES} bytes; a preset or spec is a few KiB of TOML")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (TOML files are UTF-8): "
+                    f"byte {exc.start} is {raw[exc.start]:#04x}") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # tomllib reports duplicate keys ("Cannot overwrite a value") and syntax errors with a line.
-        raise PresetError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise PresetError(f"{path}: cannot read: {exc}") from None
+        raise error(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise error(f"{path}: tables or arrays nested too deeply to read") from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    return read_toml(path, PresetError)
 
 
 def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,10 +127,17 @@ def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-def _resolve(data: Any, where: str, chain: tuple[str, ...]) -> Any:
-    """Replace every ``{preset = id, ...}`` table by the referenced preset merged with the rest."""
+def _resolve(data: Any, where: str, chain: tuple[str, ...], budget: list[int] | None = None) -> Any:
+    """Replace every ``{preset = id, ...}`` table by the referenced preset merged with the rest.
+
+    ``budget`` counts the references left to resolve in this load (:data:`MAX_REFERENCES`).
+    """
+    if budget is None:
+        budget = [MAX_REFERENCES]
+    if len(chain) > 32:
+        raise PresetError(f"{where}: preset references nested more than 32 deep: {' -> '.join(chain[:4])} ...")
     if isinstance(data, list):
-        return [_resolve(v, f"{where}[{i}]", chain) for i, v in enumerate(data)]
+        return [_resolve(v, f"{where}[{i}]", chain, budget) for i, v in enumerate(data)]
     if not isinstance(data, Mapping):
         return data
     data = dict(data)
@@ -107,9 +147,13 @@ def _resolve(data: Any, where: str, chain: tuple[str, ...]) -> Any:
             raise PresetError(f"{where}.preset must be a preset id string, got {ref!r}")
         if ref in chain:
             raise PresetError(f"{where}: preset references form a cycle: {' -> '.join((*chain, ref))}")
-        base = _resolve(_read_toml(_preset_path(ref)), ref, (*chain, ref))
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise PresetError(f"{where}: more than {MAX_REFERENCES} preset references in one load "
+                              f"(a preset refers to a few; check {chain[0]!r} for references that fan out)")
+        base = _resolve(_read_toml(_preset_path(ref)), ref, (*chain, ref), budget)
         data = _merge(base, data)
-    return {k: _resolve(v, f"{where}.{k}" if where else k, chain) for k, v in data.items()}
+    return {k: _resolve(v, f"{where}.{k}" if where else k, chain, budget) for k, v in data.items()}
 
 
 def validate_hardware(data: Mapping[str, Any], where: str = "hardware") -> Any:

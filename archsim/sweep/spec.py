@@ -10,7 +10,6 @@ errors listing the allowed ones); :func:`run_spec` runs it into an output folder
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,14 +67,10 @@ def _table(data: Mapping[str, Any], name: str, where: str) -> dict[str, Any]:
 
 def load_spec(path: str | Path) -> SweepSpec:
     """Read and check a sweep specification file."""
+    from archsim.presets import read_toml
+
     p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise SweepError(f"{p}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepError(f"{p}: invalid TOML: {exc}") from None
+    data = read_toml(p, SweepError)
     where = str(p)
     unknown = sorted(set(data) - set(_TABLES))
     if unknown:

@@ -9,8 +9,11 @@ precision (NVIDIA A100 whitepaper, 2020); both fp8 formats (E4M3 and E5M2, Micik
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from archsim.errors import WorkloadError
 
@@ -88,6 +91,31 @@ _ALIASES = {
 }
 
 
+MAX_EXTENT = 1 << 40
+"""Largest size, count or tensor extent an op accepts (2^40 ~ 1.1e12): beyond any real tensor, and small
+enough that products of a few extents stay exact and convert to finite floats."""
+
+
+def as_int(value: Any, field: str, minimum: int | None = None) -> int:
+    """``value`` as an int, or a :class:`WorkloadError` naming ``field``.
+
+    Accepts ints and numpy integers; a bool, a string or a float (even 3.0) is an error, never
+    truncated. Also checks ``minimum <= value <= MAX_EXTENT``.
+    """
+    # numpy bools have no __index__; Python's bool is an int and must be refused by name.
+    if isinstance(value, bool | float | str | bytes):
+        raise WorkloadError(f"{field}: expected an int, got {value!r}")
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise WorkloadError(f"{field}: expected an int, got {value!r}") from None
+    if minimum is not None and n < minimum:
+        raise WorkloadError(f"{field}: must be >= {minimum}, got {n}")
+    if n > MAX_EXTENT:
+        raise WorkloadError(f"{field}: {n} exceeds the largest extent accepted, {MAX_EXTENT} (2^40)")
+    return n
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """The shape and element type of a tensor (no data).
@@ -101,13 +129,9 @@ class TensorSpec:
     dtype: DType = DType.fp32
 
     def __post_init__(self) -> None:
-        try:
-            shape = tuple(int(d) for d in self.shape)
-        except (TypeError, ValueError) as exc:
-            raise WorkloadError(f"shape: expected a tuple of ints, got {self.shape!r}") from exc
-        for i, d in enumerate(shape):
-            if d < 1:
-                raise WorkloadError(f"shape[{i}]: every dimension must be >= 1, got {self.shape!r}")
+        if isinstance(self.shape, str | bytes) or not isinstance(self.shape, Iterable):
+            raise WorkloadError(f"shape: expected a tuple of ints, got {self.shape!r}")
+        shape = tuple(as_int(d, f"shape[{i}]", minimum=1) for i, d in enumerate(self.shape))
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", DType.parse(self.dtype))
 

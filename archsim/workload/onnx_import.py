@@ -26,11 +26,12 @@ import math
 import os
 import warnings
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from archsim.errors import WorkloadError
-from archsim.workload.dtypes import DType
+from archsim.workload.dtypes import DType, as_int
 from archsim.workload.graph import Edge, OpGraph
 from archsim.workload.onnx_mapping import FOLDED, MAPPERS, Context, Unmapped
 from archsim.workload.ops import Attention, Elementwise, Op
@@ -97,18 +98,29 @@ def _load(onnx: Any, model: Any) -> Any:
     raise WorkloadError(f"from_onnx: expected a path or an onnx.ModelProto, got {type(model).__name__}")
 
 
-def _bind_dims(onnx: Any, proto: Any, dims: dict[str, int], batch: int | None) -> Any:
+def _bind_dims(onnx: Any, proto: Any, dims: Any, batch: Any) -> Any:
+    if not isinstance(dims, Mapping):
+        raise WorkloadError(f"from_onnx: dims must be a table {{name: int}}, got {dims!r}")
+    # Sizes are ints >= 1: a float (2.7) or a string ("abc") is an error, never truncated.
+    values = {str(k): as_int(v, f"from_onnx: dims[{k!r}]", minimum=1) for k, v in dims.items()}
+    batch = None if batch is None else as_int(batch, "from_onnx: batch", minimum=1)
     proto = onnx.ModelProto.FromString(proto.SerializeToString())  # never mutate the caller's model
     inits = {i.name for i in proto.graph.initializer}
+    symbols: set[str] = set()
     for inp in proto.graph.input:
         if inp.name in inits or not inp.type.HasField("tensor_type"):
             continue
         for pos, d in enumerate(inp.type.tensor_type.shape.dim):
             if d.HasField("dim_param"):
-                if d.dim_param in dims:
-                    d.dim_value = int(dims[d.dim_param])
+                symbols.add(d.dim_param)
+                if d.dim_param in values:
+                    d.dim_value = values[d.dim_param]
                 elif batch is not None and pos == 0:
-                    d.dim_value = int(batch)
+                    d.dim_value = batch
+    unknown = sorted(set(values) - symbols)
+    if unknown:
+        raise WorkloadError(f"from_onnx: dims {unknown} name no symbolic dimension of the model's inputs; "
+                            f"its symbols: {', '.join(sorted(symbols)) or '(none)'}")
     return proto
 
 
@@ -227,6 +239,13 @@ def from_onnx(path_or_model: Any, *, dims: dict[str, int] | None = None, batch: 
                 group = MAPPERS[node.op_type](node, ctx)
             else:
                 raise Unmapped(f"no archsim mapping for {node.domain + '.' if node.domain else ''}{node.op_type}")
+        except (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError, OverflowError) as exc:
+            # A node the checker accepts but whose attributes make no sense here (a zero stride, a
+            # missing input): report it by name instead of failing somewhere inside a mapper.
+            if isinstance(exc, WorkloadError):
+                raise
+            raise WorkloadError(f"from_onnx: node {node.name or idx!r} ({node.op_type}): cannot be mapped: "
+                                f"{type(exc).__name__}: {exc}") from None
         except Unmapped as why:
             group, is_native = [_fallback(node, ctx)], False
             unmapped[node.op_type] += 1

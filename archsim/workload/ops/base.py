@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
 from archsim.errors import WorkloadError
-from archsim.workload.dtypes import DType, TensorSpec
+from archsim.workload.dtypes import DType, TensorSpec, as_int
 
-__all__ = ["Op", "Phase", "PHASES", "FLOP_CLASSES", "breakdown", "pair", "check_positive", "check_choice"]
+__all__ = ["Op", "Phase", "PHASES", "FLOP_CLASSES", "breakdown", "pair", "check_positive", "check_choice", "as_int"]
 
 Phase = Literal["forward", "backward", "update"]
 PHASES: tuple[str, ...] = ("forward", "backward", "update")
@@ -35,14 +35,19 @@ def breakdown(matmul: int = 0, vector: int = 0, special: int = 0) -> dict[str, i
 
 
 def pair(value: Any, field: str) -> tuple[int, int]:
-    """Normalise an int or a 2-sequence of ints to a pair (kernel sizes, strides, paddings)."""
+    """Normalise an int or a 2-sequence of ints to a pair (kernel sizes, strides, paddings).
+
+    Floats, strings and bools are errors (never truncated: ``kernel=(2.7, 3)`` is not ``(2, 3)``).
+    """
     if isinstance(value, int) and not isinstance(value, bool):
-        return (value, value)
-    try:
-        a, b = value
-        return (int(a), int(b))
-    except (TypeError, ValueError) as exc:
-        raise WorkloadError(f"{field}: expected an int or a pair of ints, got {value!r}") from exc
+        n = as_int(value, field)
+        return (n, n)
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise WorkloadError(f"{field}: expected an int or a pair of ints, got {value!r}")
+    items = tuple(value)
+    if len(items) != 2:
+        raise WorkloadError(f"{field}: expected an int or a pair of ints, got {value!r}")
+    return (as_int(items[0], f"{field}[0]"), as_int(items[1], f"{field}[1]"))
 
 
 def check_positive(op: Any, *fields: str, minimum: int = 1) -> None:
@@ -55,6 +60,7 @@ def check_positive(op: Any, *fields: str, minimum: int = 1) -> None:
                 raise WorkloadError(f"{type(op).__name__}.{f}: expected an int, got {v!r}")
             if x < minimum:
                 raise WorkloadError(f"{type(op).__name__}.{f}: must be >= {minimum}, got {v!r}")
+            as_int(x, f"{type(op).__name__}.{f}")  # the upper bound
 
 
 def check_choice(op: Any, field: str, allowed: Iterable[str]) -> None:
@@ -69,15 +75,11 @@ def shape_tuple(value: Any, field: str) -> tuple[int, ...]:
     """Normalise an int (a flat element count) or a sequence of ints to a shape tuple of ints >= 1."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value,)
-    try:
-        shape = tuple(int(d) for d in value)
-    except (TypeError, ValueError) as exc:
-        raise WorkloadError(f"{field}: expected an int or a tuple of ints, got {value!r}") from exc
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise WorkloadError(f"{field}: expected an int or a tuple of ints, got {value!r}")
+    shape = tuple(as_int(d, f"{field}[{i}]", minimum=1) for i, d in enumerate(value))
     if not shape:
         raise WorkloadError(f"{field}: must have at least one dimension")
-    for d in shape:
-        if d < 1:
-            raise WorkloadError(f"{field}: every dimension must be >= 1, got {value!r}")
     return shape
 
 

@@ -9,11 +9,12 @@ addresses depend on the previous load (engines add one memory latency per link).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec
-from archsim.workload.ops.base import Op, breakdown, check_positive
+from archsim.workload.ops.base import Op, as_int, breakdown, check_positive
 
 __all__ = ["Kernel"]
 
@@ -21,10 +22,9 @@ __all__ = ["Kernel"]
 def _dim3(value: tuple[int, ...] | int, field: str) -> tuple[int, int, int]:
     if isinstance(value, int) and not isinstance(value, bool):
         value = (value,)
-    try:
-        dims = tuple(int(v) for v in value)
-    except (TypeError, ValueError) as exc:
-        raise WorkloadError(f"Kernel.{field}: expected an int or up to 3 ints, got {value!r}") from exc
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise WorkloadError(f"Kernel.{field}: expected an int or up to 3 ints, got {value!r}")
+    dims = tuple(as_int(v, f"Kernel.{field}[{i}]") for i, v in enumerate(value))
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise WorkloadError(f"Kernel.{field}: expected 1 to 3 positive ints, got {value!r}")
     return dims + (1,) * (3 - len(dims))  # type: ignore[return-value]
