@@ -18,16 +18,18 @@ explicit keyword arguments, validated here:
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from archsim.cost import DEVICE_ROLES, CostOptions, OpCost, op_cost
 from archsim.errors import EngineError
 from archsim.results import RunResult
 
-__all__ = ["estimate", "estimate_many", "op_cost", "OpCost", "CostOptions", "ENGINES"]
+__all__ = ["estimate", "estimate_many", "check_options", "op_cost", "OpCost", "CostOptions", "ENGINES", "OPTIONS"]
 
 ENGINES: tuple[str, ...] = ("roofline", "des")
 
@@ -42,15 +44,62 @@ def _options(device: str | None, threads: int | None, host_dispatch: bool = True
     return CostOptions(device=device, threads=threads, host_dispatch=host_dispatch)  # type: ignore[arg-type]
 
 
+OPTIONS: tuple[str, ...] = ("device", "overlap", "threads", "host_dispatch", "streams", "overlap_copies",
+                             "loader", "steps", "data_parallel", "offload")
+"""The keyword options of :func:`estimate` (the last six for ``engine="des"`` only)."""
+
+
+def check_options(options: Any, engine: str) -> None:
+    """Raise :class:`EngineError` for an engine or option name :func:`estimate` does not take.
+
+    The sweep calls this before running anything, so a typo fails in milliseconds, not after a sweep.
+    """
+    if engine not in ENGINES:
+        raise EngineError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    if not isinstance(options, Mapping):
+        raise EngineError(f"engine options must be a table of name = value, got {options!r}")
+    unknown = sorted(str(k) for k in options if k not in OPTIONS)
+    if unknown:
+        raise EngineError(f"unknown engine option(s) {unknown}; allowed: {', '.join(OPTIONS)}")
+
+
+def _checked(result: RunResult) -> RunResult:
+    # Every accepted input must give a finite, non-negative answer; anything else is out-of-range input
+    # that the field bounds did not catch, reported instead of returned.
+    for name, value in (("latency_s", result.latency_s), ("energy_j", result.energy_j)):
+        if not (math.isfinite(value) and value >= 0):
+            raise EngineError(f"the estimate's {name} is {value!r}: a hardware or workload value is out of "
+                              "range (check very large or very small fields)")
+    return result
+
+
 def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
              overlap: bool = False, threads: int | None = None, streams: int | None = None,
              overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
-             data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True) -> RunResult:
+             data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True,
+             **unknown: Any) -> RunResult:
     """Estimate the time and energy of ``work`` (an op or an OpGraph) on ``hardware``.
 
     ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
-    Raises :class:`~archsim.errors.EngineError` for an unknown engine or option value.
+    Raises :class:`~archsim.errors.EngineError` for an unknown engine, option name (listing
+    :data:`OPTIONS`) or option value, and for a result that is not finite.
     """
+    if unknown:
+        raise EngineError(f"estimate() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(OPTIONS)}")
+    try:
+        return _checked(_estimate(work, hardware, engine, device=device, overlap=overlap, threads=threads,
+                                  streams=streams, overlap_copies=overlap_copies, loader=loader, steps=steps,
+                                  data_parallel=data_parallel, offload=offload, host_dispatch=host_dispatch))
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise EngineError(f"arithmetic {type(exc).__name__} while estimating: a hardware or workload value is "
+                          f"out of range ({exc})") from None
+
+
+def _estimate(work: Any, hardware: Any, engine: str, *, device: str | None, overlap: bool, threads: int | None,
+              streams: int | None, overlap_copies: bool | None, loader: Any, steps: int | None,
+              data_parallel: Any, offload: Any, host_dispatch: bool) -> RunResult:
+    if not isinstance(engine, str):
+        raise EngineError(f"engine must be a name; allowed: {', '.join(ENGINES)}; got {engine!r}")
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     options = _options(device, threads, host_dispatch)
@@ -74,13 +123,27 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = None, overlap: bool = False,
-                  threads: int | None = None, host_dispatch: bool = True) -> pd.DataFrame:
+                  threads: int | None = None, host_dispatch: bool = True, **unknown: Any) -> pd.DataFrame:
     """The roofline estimate of ``work`` at every hardware point, vectorised: one row per point.
 
     Columns: ``latency_s``, ``energy_j``, ``energy_<component>_j``, ``data_movement_fraction``,
     ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`.
     """
+    if unknown:
+        allowed = ("device", "overlap", "threads", "host_dispatch")
+        raise EngineError(f"estimate_many() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(allowed)} "
+                          "(the discrete-event options need engine='des')")
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     from archsim.engines.roofline import estimate_many as _many
-    return _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)
+    try:
+        frame = _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)
+    except (OverflowError, ZeroDivisionError) as exc:
+        raise EngineError(f"arithmetic {type(exc).__name__} while estimating: a hardware or workload value is "
+                          f"out of range ({exc})") from None
+    for name in ("latency_s", "energy_j"):
+        bad = frame.index[~(np.isfinite(frame[name]) & (frame[name] >= 0))]
+        if len(bad):
+            raise EngineError(f"the estimate's {name} is {frame[name][bad[0]]!r} at point {bad[0]}: a hardware or "
+                              "workload value is out of range (check very large or very small fields)")
+    return frame

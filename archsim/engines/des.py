@@ -82,6 +82,21 @@ def _validate(hw: HardwareView, compute: str, streams: Any, overlap_copies: Any,
     return replicas
 
 
+def _check_bounds(hw: HardwareView, tasks: list[Task], steps: int, replicas: int) -> None:
+    """Refuse, before simulating, a run the machine cannot execute or that would take too long."""
+    from archsim.limits import limits
+
+    copies = sorted({t.op.label for t in tasks if t.executor == "copy"})
+    if copies and hw.host_link is None:
+        raise EngineError(f"{hw.name!r}: host<->device copies ({', '.join(copies[:3])}) need a host link; "
+                          "pass a System with a host_link (a bare device has no host to copy from)")
+    total = len(tasks) * steps * replicas
+    cap = limits().max_des_tasks
+    if total > cap:
+        raise EngineError(f"steps={steps}: {len(tasks)} ops x {steps} steps x {replicas} replica(s) = {total} "
+                          f"simulated tasks exceeds the limit {cap} (set ARCHSIM_MAX_DES_TASKS to raise it)")
+
+
 def _compute_role(hw: HardwareView, options: CostOptions) -> str:
     if options.device is not None:
         return options.device
@@ -364,6 +379,7 @@ def prepare_des(work: Any, hardware: Any, options: CostOptions | None = None, *,
     ops, preds, name = work_ops(work)
     coster = Coster(hardware, options)
     tasks = build_tasks(ops, coster, hw, offload)
+    _check_bounds(hw, tasks, steps, replicas)
     lanes = assign_lanes(tasks, preds, compute, streams, overlap_copies, offload)
     buckets = gradient_buckets(tasks, preds, data_parallel, hw.gpu_link) if replicas > 1 else []
     batch_s, feed = 0.0, None

@@ -83,7 +83,8 @@ class HardwareModel(BaseModel):
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:  # type: ignore[override]
         """A copy with ``update`` applied, validated as a whole (pydantic's own skips validation).
 
-        ``update`` keys are field names or TOML names; values are what the constructor takes.
+        ``update`` keys are field names or TOML names; a value is what the constructor takes (a string
+        with units, a model, a table) or, as in pydantic, the stored value (an SI float).
         """
         if not update:
             return super().model_copy(deep=deep)
@@ -95,7 +96,18 @@ class HardwareModel(BaseModel):
             raise SchemaError(f"{type(self).__name__}.model_copy: unknown field(s) {unknown}; "
                               f"allowed: {', '.join(sorted(names))}")
         data = self.model_dump(by_alias=False)
-        data.update({names.get(k, k): v for k, v in update.items()})
+        for key, value in update.items():
+            name = names.get(key, key)
+            old = data.get(name)
+            if isinstance(value, BaseModel):
+                value = value.model_dump(by_alias=False)
+            elif isinstance(value, list):
+                value = [v.model_dump(by_alias=False) if isinstance(v, BaseModel) else v for v in value]
+            elif (isinstance(old, str) and " " in old and isinstance(value, int | float)
+                  and not isinstance(value, bool)):
+                # A stored SI float for a dimensioned field (dumped as "<float> <unit>").
+                value = f"{float(value)!r} {old.partition(' ')[2]}"
+            data[name] = value
         return type(self).model_validate(data)
 
 

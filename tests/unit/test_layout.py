@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2] / "archsim"
 LAYERS: dict[str, int] = {
     "archsim._version": 0,
     "archsim.errors": 0,
+    "archsim.limits": 1,
     "archsim.units": 1,
     "archsim.hardware": 2,
     "archsim.workload": 2,

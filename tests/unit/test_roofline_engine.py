@@ -65,8 +65,8 @@ def test_options_are_validated(v100):
         estimate(op, v100, device="gpu")
     with pytest.raises(EngineError, match="allowed: gpu, host, pim"):
         estimate(op, v100, device="tpu")
-    with pytest.raises(TypeError):
-        estimate(op, v100, bogus=1)  # not a **kwargs bag
+    with pytest.raises(EngineError, match=r"unknown option\(s\) \['bogus'\]; allowed: device"):
+        estimate(op, v100, bogus=1)  # a clear error listing the options, not a TypeError
     with pytest.raises(EngineError, match="needs a link"):
         estimate(ops.HostToDevice(1 << 20), v100)
 
