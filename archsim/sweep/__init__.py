@@ -196,8 +196,22 @@ class Sweep:
             progress: show a progress bar (default: only when stderr is a terminal).
             evaluator: replaces the engine (any picklable :class:`~archsim.sweep.evaluate.Evaluator`).
         """
+        if options is not None and not isinstance(options, Mapping):
+            raise SweepError(f"options must be a table of engine options, got {options!r}")
         ev: Evaluator = evaluator if evaluator is not None else EngineEvaluator(engine, dict(options or {}))
+        # Everything that can be checked without running is checked first: a typo in an option, a
+        # metric or a workload parameter fails in milliseconds, not after the whole sweep.
+        if isinstance(ev, EngineEvaluator):
+            ev.check()
+            self._check_metrics(metrics, ev.metrics())
+        elif metrics is not None:
+            self._check_metrics(metrics, None)
+        if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int)
+                                       or chunk_size < 1):
+            raise SweepError(f"chunk_size must be a positive integer, got {chunk_size!r}")
         work = self._work(work)
+        if isinstance(work, ZooWorkload):
+            work.check([str(a.path[0]) for a in self.axes if a.target == "workload"])
         tasks = self._tasks(work, ev.key)
         keys = [t.key for t in tasks]
         the_store = self._open_store(store)
@@ -212,14 +226,26 @@ class Sweep:
                 todo[t.key] = t
         pending = list(todo.values())
         n_workers = 1 if executor == "serial" else (workers or default_workers())
-        size = chunk_size or self._chunk_size(len(pending), n_workers, engine if evaluator is None else "roofline")
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise SweepError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+        size = chunk_size if chunk_size is not None else self._chunk_size(
+            len(pending), n_workers, engine if evaluator is None else "roofline")
         chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
         payload = ChunkPayload(self.base.model_dump(), work, ev)
         self._execute(payload, chunks, the_store, progress, executor=executor, workers=workers,
                       address=address, client=client)
         return self._table(the_store.finished(keys), keys, metrics)
+
+    @staticmethod
+    def _check_metrics(metrics: Sequence[str] | None, known: set[str] | None) -> None:
+        if metrics is None:
+            return
+        if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not all(
+                isinstance(m, str) for m in metrics):
+            raise SweepError(f"metrics must be a list of metric names, got {metrics!r}")
+        if known is not None:
+            unknown = [m for m in metrics if m not in known]
+            if unknown:
+                raise SweepError(f"metrics {unknown} are not reported by the engine; "
+                                 f"allowed: {', '.join(sorted(known))}")
 
     @staticmethod
     def _chunk_size(n_points: int, n_workers: int, engine: str) -> int:

@@ -24,6 +24,7 @@ their path (``gpu.sm_count``, ``workload.batch``).
 from __future__ import annotations
 
 import difflib
+import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -288,8 +289,10 @@ def _parse_scalar(axis: str, leaf: _Leaf, value: Any) -> Any:
             raise SweepError(f"axis {axis!r}: {value!r} is not an integer (this field is a count)")
         return int(value)
     if leaf.kind == "float":
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
             raise SweepError(f"axis {axis!r}: {value!r} is not a number")
+        if not math.isfinite(float(value)):
+            raise SweepError(f"axis {axis!r}: {value!r} is not a finite number")
         return float(value)
     if leaf.kind == "bool":
         if not isinstance(value, bool):
@@ -300,6 +303,15 @@ def _parse_scalar(axis: str, leaf: _Leaf, value: Any) -> Any:
             raise SweepError(f"axis {axis!r}: {value!r} is not allowed; allowed: {', '.join(map(repr, leaf.choices))}")
         return value
     return value
+
+
+def _check_levels(axis: str, num: int) -> None:
+    from archsim.limits import limits
+
+    cap = limits().max_axis_levels
+    if num > cap:
+        raise SweepError(f"axis {axis!r}: {num} levels exceeds the limit {cap} per axis "
+                         "(set ARCHSIM_MAX_AXIS_LEVELS to raise it, or use a random sampler with n points)")
 
 
 def _parse_values(axis: str, leaf: _Leaf, spec: Any) -> tuple[tuple[Any, ...] | None, float | None,
@@ -324,6 +336,7 @@ def _parse_values(axis: str, leaf: _Leaf, spec: Any) -> tuple[tuple[Any, ...] | 
             num = spec["num"]
             if isinstance(num, bool) or not isinstance(num, int) or num < 2:
                 raise SweepError(f"axis {axis!r}: 'num' must be an integer >= 2, got {num!r}")
+            _check_levels(axis, num)
             grid = np.geomspace(low, high, num) if scale == "log" else np.linspace(low, high, num)
             if leaf.kind == "int":
                 # Rounding a log range of counts can repeat a level; each level appears once.
@@ -334,6 +347,7 @@ def _parse_values(axis: str, leaf: _Leaf, spec: Any) -> tuple[tuple[Any, ...] | 
     if isinstance(spec, str | bytes) or not isinstance(spec, Sequence) or len(spec) == 0:
         raise SweepError(f"axis {axis!r}: values must be a non-empty list or a range table "
                          "{from, to, num, scale}")
+    _check_levels(axis, len(spec))
     values = tuple(_parse_scalar(axis, leaf, v) for v in spec)
     if len(set(values)) != len(values):
         raise SweepError(f"axis {axis!r}: repeated values {list(spec)}")

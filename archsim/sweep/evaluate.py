@@ -53,6 +53,19 @@ class EngineEvaluator:
     def key(self) -> str:
         return f"{self.engine}:{json.dumps(dict(self.options), sort_keys=True, default=repr)}"
 
+    def check(self) -> None:
+        """Raise an ArchsimError for an unknown engine or option now, before any point runs."""
+        from archsim.engines import check_options
+
+        check_options(self.options, self.engine)
+
+    def metrics(self) -> set[str]:
+        """Every metric this engine may report (which energy components appear depends on the hardware)."""
+        from archsim.energy.ledger import COMPONENTS
+
+        names = {"latency_s", "energy_j", "flop", "data_movement_fraction", *(f"energy_{c}_j" for c in COMPONENTS)}
+        return names if self.engine == "roofline" else names | {"achieved_flop_per_s"}
+
     def __call__(self, work: Any, hardware: Sequence[Any]) -> list[dict[str, float]]:
         from archsim.engines import estimate, estimate_many
 
@@ -82,6 +95,29 @@ class ZooWorkload:
             known = sorted(n for n in dir(zoo) if not n.startswith("_") and callable(getattr(zoo, n)))
             raise SweepError(f"workload model {model!r} is not in archsim.zoo; known: {', '.join(known)}")
         return factory(**params)
+
+    def check(self, params: Sequence[str]) -> None:
+        """Raise a SweepError now for an unknown model or a parameter (a ``[work]`` key or a
+        ``workload.*`` axis in ``params``) the model does not take, before any point runs."""
+        import inspect
+
+        model = self.kwargs.get("model", self.model)
+        if "model" in params or model is None:
+            return
+        zoo = importlib.import_module("archsim.zoo")
+        factory = getattr(zoo, model, None) if isinstance(model, str) and not model.startswith("_") else None
+        if factory is None or not callable(factory) or isinstance(factory, type):
+            known = sorted(n for n in dir(zoo) if not n.startswith("_") and callable(getattr(zoo, n))
+                           and n not in ("get", "list_models"))
+            raise SweepError(f"workload model {model!r} is not in archsim.zoo; known: {', '.join(known)}")
+        parameters = inspect.signature(factory).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return
+        accepted = set(parameters)
+        unknown = sorted((set(self.kwargs) | set(params)) - accepted - {"model"})
+        if unknown:
+            raise SweepError(f"workload model {model!r} takes no parameter(s) {unknown}; "
+                             f"allowed: {', '.join(sorted(accepted))}")
 
     def describe(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         params = {**dict(self.kwargs), **dict(overrides)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
@@ -71,10 +72,18 @@ def _dask(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done:
     if own:
         if not address:
             raise SweepError("executor 'dask' needs address='tcp://host:port' or client=<dask.distributed.Client>")
+        check_address(address)
+        from archsim.limits import limits
+
+        timeout = limits().dask_timeout_s
         try:
-            client = Client(address)
-        except OSError as exc:
-            raise SweepError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+            client = Client(address, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise SweepError(f"cannot reach the Dask scheduler at {address!r} within {timeout:g} s "
+                             f"(ARCHSIM_DASK_TIMEOUT_S): {' '.join(str(exc).split())[:160]}") from None
+        except (ValueError, TypeError) as exc:
+            raise SweepError(f"Dask scheduler address {address!r} is not usable: {exc}; "
+                             "expected 'tcp://host:port'") from None
     try:
         shared = client.scatter(payload, broadcast=True)
         futures = [client.submit(evaluate_chunk, shared, list(chunk), pure=False) for chunk in chunks]
@@ -89,6 +98,17 @@ def _dask(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done:
             client.close()
 
 
+_ADDRESS = re.compile(r"^(?:(?:tcp|tls|ucx|ws|wss)://)?[\w.\-\[\]:]+:\d{1,5}/?$|^inproc://\S+$")
+
+
+def check_address(address: Any) -> str:
+    """A Dask scheduler address ``[scheme://]host:port``, or a SweepError saying what is expected."""
+    if not isinstance(address, str) or not _ADDRESS.match(address.strip()):
+        raise SweepError(f"Dask scheduler address {address!r} is not of the form 'tcp://host:port' "
+                         "(schemes: tcp, tls, ucx, inproc, ws, wss)")
+    return address.strip()
+
+
 def execute(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone, *,
             executor: str = "processes", workers: int | None = None, address: str | None = None,
             client: Any = None) -> None:
@@ -99,6 +119,8 @@ def execute(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_don
         raise SweepError("address/client are for executor='dask'")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise SweepError(f"workers must be a positive integer, got {workers!r}")
+    if address is not None:
+        check_address(address)
     if not chunks:
         return
     if executor == "dask":

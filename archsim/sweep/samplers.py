@@ -15,6 +15,7 @@ The same ``(axes, sampler, n, seed)`` always gives the same points.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -43,8 +44,11 @@ def _unit_cube(sampler: str, d: int, n: int, seed: int) -> np.ndarray:
 
 def sample(axes: tuple[Axis, ...], sampler: str, n: int | None, seed: int | None) -> list[tuple[Any, ...]]:
     """The points of the sweep: one tuple of axis values (in axis order) per point."""
+    from archsim.limits import limits
+
     if sampler not in SAMPLERS:
         raise SweepError(f"sampler {sampler!r} is not known; allowed: {', '.join(SAMPLERS)}")
+    cap = limits().max_points
     if sampler == "grid":
         missing = [a.name for a in axes if a.levels is None]
         if missing:
@@ -52,11 +56,19 @@ def sample(axes: tuple[Axis, ...], sampler: str, n: int | None, seed: int | None
                              f"for {', '.join(map(repr, missing))}")
         if n is not None:
             raise SweepError("sampler 'grid' visits every combination of levels: do not pass n")
+        # Counted before any point is made: a 10^9-point grid is an error now, not a MemoryError later.
+        total = math.prod(len(a.levels) for a in axes)  # type: ignore[arg-type]
+        if total > cap:
+            sizes = " x ".join(str(len(a.levels)) for a in axes)  # type: ignore[arg-type]
+            raise SweepError(f"sampler 'grid': {sizes} = {total} points exceeds the limit {cap} "
+                             "(set ARCHSIM_MAX_POINTS to raise it, or sample n points with 'lhs' or 'sobol')")
         return list(itertools.product(*(a.levels for a in axes)))  # type: ignore[misc]
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise SweepError(f"sampler {sampler!r} needs n, a positive number of points; got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise SweepError(f"sampler {sampler!r} needs an integer seed; got {seed!r}")
+    if n > cap:
+        raise SweepError(f"sampler {sampler!r}: n={n} exceeds the limit {cap} points (set ARCHSIM_MAX_POINTS)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise SweepError(f"sampler {sampler!r} needs an integer seed in 0..2^63-1; got {seed!r}")
     u = _unit_cube(sampler, len(axes), n, seed)
     columns = [axis.from_unit(u[:, j]) for j, axis in enumerate(axes)]
     return list(zip(*columns, strict=True))
