@@ -67,6 +67,7 @@ The ``archsim sweep SPEC.toml`` file (:func:`archsim.sweep.spec.load_spec`, ``do
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -80,7 +81,7 @@ from archsim.sweep.axes import Axis, parse_axes
 from archsim.sweep.evaluate import ChunkPayload, EngineEvaluator, Evaluator, PointTask, ZooWorkload, work_key
 from archsim.sweep.executors import default_workers, execute
 from archsim.sweep.samplers import sample
-from archsim.sweep.store import MemoryStore, ParquetStore, Store, point_key
+from archsim.sweep.store import MemoryStore, ParquetStore, Store, point_key, store_lock
 
 __all__ = ["Sweep", "FIRST_METRICS"]
 
@@ -215,6 +216,18 @@ class Sweep:
         tasks = self._tasks(work, ev.key)
         keys = [t.key for t in tasks]
         the_store = self._open_store(store)
+        locked = store_lock(the_store.path) if isinstance(the_store, ParquetStore) else contextlib.nullcontext()
+        with locked:
+            if isinstance(the_store, ParquetStore):
+                the_store.recover()
+            return self._run_locked(the_store, store, tasks, keys, resume, executor, workers, address, client,
+                                    chunk_size, engine if evaluator is None else "roofline", work, ev, progress,
+                                    metrics)
+
+    def _run_locked(self, the_store: Store, store: Any, tasks: list[PointTask], keys: list[str], resume: bool,
+                    executor: str, workers: int | None, address: str | None, client: Any, chunk_size: int | None,
+                    engine: str, work: Any, ev: Evaluator, progress: bool | None,
+                    metrics: Sequence[str] | None) -> pd.DataFrame:
         existing = the_store.finished()
         if not resume and not existing.empty:
             raise SweepError(f"the store {store} already holds results: pass resume=True to reuse them, "
@@ -226,8 +239,7 @@ class Sweep:
                 todo[t.key] = t
         pending = list(todo.values())
         n_workers = 1 if executor == "serial" else (workers or default_workers())
-        size = chunk_size if chunk_size is not None else self._chunk_size(
-            len(pending), n_workers, engine if evaluator is None else "roofline")
+        size = chunk_size if chunk_size is not None else self._chunk_size(len(pending), n_workers, engine)
         chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
         payload = ChunkPayload(self.base.model_dump(), work, ev)
         self._execute(payload, chunks, the_store, progress, executor=executor, workers=workers,

@@ -15,9 +15,11 @@ chunk's rows as soon as it completes (that is what makes the store incremental).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
@@ -45,11 +47,26 @@ def _serial(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_don
         on_done(evaluate_chunk(payload, chunk))
 
 
+def _die_with_parent(parent: int) -> None:
+    """Pool-worker initializer: the worker is killed when the sweep's process dies, even by SIGKILL
+    (Linux ``prctl(PR_SET_PDEATHSIG)``); elsewhere a worker notices an orphaned pipe on its next task."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def _processes(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone,
                workers: int) -> None:
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context,
+                             initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         pending = {pool.submit(evaluate_chunk, payload, chunk) for chunk in chunks}
         try:
             while pending:

@@ -10,6 +10,9 @@ errors listing the allowed ones); :func:`run_spec` runs it into an output folder
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +25,8 @@ from archsim.errors import SweepError
 __all__ = ["SweepSpec", "load_spec", "run_spec", "PLOT_KINDS"]
 
 PLOT_KINDS = ("sweep_lines", "heatmap", "pareto")
+
+_PLOT_NAME = re.compile(r"^(?!\.)[A-Za-z0-9._-]{1,100}$")
 
 _TABLES: dict[str, set[str]] = {
     "base": {"preset", "path"},
@@ -85,6 +90,8 @@ def load_spec(path: str | Path) -> SweepSpec:
     else:
         from archsim.presets import load_hardware
 
+        if not isinstance(base_t["path"], str) or not base_t["path"]:
+            raise SweepError(f"{where}: [base] path must be a file name string, got {base_t['path']!r}")
         base_path = Path(base_t["path"])
         base = load_hardware(base_path if base_path.is_absolute() else p.parent / base_path)
     axes = data.get("axes")
@@ -98,6 +105,10 @@ def load_spec(path: str | Path) -> SweepSpec:
     for i, plot in enumerate(plots):
         if plot.get("kind") not in PLOT_KINDS:
             raise SweepError(f"{where}: plots[{i}].kind is {plot.get('kind')!r}; allowed: {', '.join(PLOT_KINDS)}")
+        if "name" in plot and (not isinstance(plot["name"], str) or not _PLOT_NAME.match(plot["name"])):
+            # A plot is written into --out: a name is a file stem, never a path ("../../x").
+            raise SweepError(f"{where}: plots[{i}].name is {plot['name']!r}; allowed: a file name of letters, "
+                             "digits, '.', '_' and '-' (no '/' or '..'), written into the output folder")
     options = engine_t.get("options", {})
     if not isinstance(options, Mapping):
         raise SweepError(f"{where}: [engine] options must be a table")
@@ -116,17 +127,53 @@ def run_spec(spec: SweepSpec, out: str | Path, *, executor: str | None = None, a
     ``evaluator`` replaces the spec's engine (see :meth:`archsim.Sweep.run`).
     """
     from archsim.sweep import Sweep
+    from archsim.sweep.store import store_lock
 
     out = Path(out)
+    check_out_dir(out)
     sweep = Sweep(spec.base, spec.axes, sampler=spec.sampler, n=spec.n, seed=spec.seed)
     chosen = executor or spec.executor
-    table = sweep.run(dict(spec.work) or None, engine=spec.engine, options=spec.options, metrics=spec.metrics,
-                      executor=chosen, workers=spec.workers if chosen != "dask" else None,
-                      address=(address or spec.address) if chosen == "dask" else None,
-                      chunk_size=spec.chunk_size, store=out / "store", resume=resume, progress=progress,
-                      evaluator=evaluator)
-    table.to_parquet(out / "results.parquet", index=False)
-    table.to_csv(out / "results.csv", index=False)
+    # One sweep at a time per output folder: a second one is refused, never interleaved.
+    with store_lock(out, "output folder"):
+        table = sweep.run(dict(spec.work) or None, engine=spec.engine, options=spec.options, metrics=spec.metrics,
+                          executor=chosen, workers=spec.workers if chosen != "dask" else None,
+                          address=(address or spec.address) if chosen == "dask" else None,
+                          chunk_size=spec.chunk_size, store=out / "store", resume=resume, progress=progress,
+                          evaluator=evaluator)
+        _write_atomic(out / "results.parquet", lambda fh: table.to_parquet(fh, index=False))
+        _write_atomic(out / "results.csv", lambda fh: fh.write(table.to_csv(index=False).encode()))
+        _plots(spec, table, out)
+    return table
+
+
+def check_out_dir(out: Path) -> None:
+    """Raise a SweepError now (before computing) if ``out`` cannot be the output folder."""
+    if out.exists() and not out.is_dir():
+        raise SweepError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SweepError(f"--out {out}: cannot create the output folder: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise SweepError(f"--out {out}: the output folder is not writable")
+
+
+def _write_atomic(path: Path, write: Any) -> None:
+    # Written beside and renamed: a reader (or a kill) never sees half a results file.
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise SweepError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _plots(spec: SweepSpec, table: pd.DataFrame, out: Path) -> None:
     if spec.plots:
         from archsim import plot as plots
 
@@ -136,5 +183,7 @@ def run_spec(spec: SweepSpec, out: str | Path, *, executor: str | None = None, a
                 fig = getattr(plots, options["kind"])(table, **kwargs)
             except TypeError as exc:  # an option the plot does not take
                 raise SweepError(f"{spec.source}: plots[{i}] ({options['kind']}): {exc}") from None
-            plots.save(fig, out / options.get("name", f"{i:02d}-{options['kind']}"))
-    return table
+            try:
+                plots.save(fig, out / options.get("name", f"{i:02d}-{options['kind']}"))
+            except OSError as exc:
+                raise SweepError(f"{spec.source}: plots[{i}]: cannot write into {out}: {exc.strerror or exc}") from None
