@@ -5,12 +5,21 @@ parsed arguments and returning an exit code, registered in :func:`build_parser`.
 (``estimate``, ``sweep``, ``roofline``) add a ``_add_<name>`` function there. Errors a user can cause
 (:class:`~archsim.errors.ArchsimError`) print one line to stderr and exit with code 2, without a
 traceback. This module (with ``plot/``) is where SI floats become human units.
+
+Exit codes:
+
+* 0: done;
+* 1: done, but some sweep points are ``invalid`` or ``failed`` (or a preset did not load in
+  ``presets list``): the table says which and why;
+* 2: bad input (a usage error, a bad preset, spec or option) or an output that cannot be written
+  (a directory or unwritable path as ``-o``, a full disk, a closed pipe); one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -225,7 +234,25 @@ def _presets_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_output_file(path: str, suffixes: Sequence[str] | None = None, flag: str = "-o") -> Path:
+    """An output file path checked before anything is computed: its suffix, that it is not a
+    directory, and that its folder exists and is writable. Raises ArchsimError naming the problem."""
+    out = Path(path)
+    if suffixes is not None and out.suffix.lower() not in suffixes:
+        raise ArchsimError(f"{flag} {out}: the file must end in {', '.join(suffixes[:-1])} or {suffixes[-1]}")
+    if out.is_dir():
+        raise ArchsimError(f"{flag} {out}: cannot write: is a directory; give a file name")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise ArchsimError(f"{flag} {out}: cannot write: the folder {parent} does not exist")
+    if (out.exists() and not os.access(out, os.W_OK)) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ArchsimError(f"{flag} {out}: cannot write: permission denied")
+    return out
+
+
 def _schema(args: argparse.Namespace) -> int:
+    if args.out:
+        check_output_file(args.out, flag="--out")
     text = json.dumps(hardware_json_schema(), indent=2, sort_keys=False) + "\n"
     if args.out:
         try:
@@ -305,6 +332,9 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.address and args.executor not in (None, "dask"):
         raise ArchsimError("--address is for --executor dask")
     executor = "dask" if args.address and args.executor is None else args.executor
+    from archsim.sweep.spec import check_out_dir
+
+    check_out_dir(out)
     table = run_spec(spec, out, executor=executor, address=args.address, resume=args.resume,
                      progress=False if args.no_progress else None)
     points = table.drop_duplicates("point")
@@ -318,7 +348,7 @@ def _sweep(args: argparse.Namespace) -> int:
                            for c in table.columns[1:table.columns.get_loc("status")])
         print(f"fastest: point {row['point']} ({params}): {format_si(row['latency_s'], 'time')}")
     print(f"table: {out / 'results.parquet'} (and .csv); store: {out / 'store'}")
-    return 0
+    return 0 if counts.get("ok", 0) == len(points) else 1
 
 
 def _add_sweep(sub: argparse._SubParsersAction) -> None:
@@ -337,14 +367,12 @@ def _roofline(args: argparse.Namespace) -> int:
     from archsim.engines import estimate
     from archsim.workload import zoo
 
+    out = check_output_file(args.output, (".pdf", ".png", ".svg"))
     hw = load_preset(args.hw)
     kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
     if args.dtype:
         kwargs["dtype"] = args.dtype
     result = estimate(zoo.get(args.model, **kwargs), hw, engine=args.engine, device=args.device)
-    out = Path(args.output)
-    if out.suffix.lower() not in (".pdf", ".png", ".svg"):
-        raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")
     fig = plot.roofline(result, hw, device=args.device, precision=args.dtype, title=f"{args.model} on {hw.name}")
     plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
     print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
@@ -381,17 +409,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (0 ok, 2 bad input or usage)."""
+    """Run the command line; returns the exit code (see the module documentation: 0, 1 or 2)."""
     parser = build_parser()
     try:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as exc:  # argparse exits on --help (0) and on usage errors (2)
         return int(exc.code) if isinstance(exc.code, int) else 2
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a full disk or closed pipe surfaces here, inside the handlers below
+        return code
     except ArchsimError as exc:
         print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return _output_failed("the reader closed the output pipe")
+    except OSError as exc:  # inputs are read with their own messages: what is left is output
+        where = f" {exc.filename}" if exc.filename else ""
+        return _output_failed(f"cannot write the output{where}: {exc.strerror or exc}")
+
+
+def _output_failed(message: str) -> int:
+    # Python would print a second traceback when it flushes stdout at exit; point it at /dev/null.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    try:
+        print(f"archsim: error: {message}", file=sys.stderr)
+    except OSError:
+        pass
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m archsim.cli`
