@@ -164,6 +164,8 @@ def validate_hardware(data: Mapping[str, Any], where: str = "hardware") -> Any:
     if not isinstance(data, Mapping):
         raise SchemaError(f"{where}: expected a table of fields, got {type(data).__name__}")
     kind = data.get("kind")
+    if not isinstance(kind, str | None):
+        kind = repr(kind)  # never hashed or matched as a kind; reported as not allowed below
     try:
         if kind in _DRAM_KINDS:
             return DRAM.model_validate(data)

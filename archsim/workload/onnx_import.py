@@ -77,6 +77,12 @@ _ONNX_DTYPES = {1: DType.fp32, 2: DType.int8, 3: DType.int8, 10: DType.fp16, 11:
                 17: DType.fp8_e4m3, 19: DType.fp8_e5m2, 22: DType.int4}
 
 
+def _one_line(exc: BaseException, limit: int = 400) -> str:
+    # onnx's checker and shape inference print node protos over several lines.
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
 def _onnx() -> Any:
     try:
         import onnx
@@ -94,7 +100,8 @@ def _load(onnx: Any, model: Any) -> Any:
         except FileNotFoundError as exc:
             raise WorkloadError(f"from_onnx: no such file {os.fspath(model)!r}") from exc
         except Exception as exc:  # protobuf's DecodeError and friends
-            raise WorkloadError(f"from_onnx: {os.fspath(model)!r} is not a readable ONNX model ({exc})") from exc
+            raise WorkloadError(f"from_onnx: {os.fspath(model)!r} is not a readable ONNX model "
+                                f"({_one_line(exc)})") from exc
     raise WorkloadError(f"from_onnx: expected a path or an onnx.ModelProto, got {type(model).__name__}")
 
 
@@ -208,7 +215,7 @@ def from_onnx(path_or_model: Any, *, dims: dict[str, int] | None = None, batch: 
         onnx.checker.check_model(proto)
         proto = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=True)
     except Exception as exc:  # onnx raises ValidationError, InferenceError and others
-        raise WorkloadError(f"from_onnx: invalid ONNX model: {exc}") from exc
+        raise WorkloadError(f"from_onnx: invalid ONNX model: {_one_line(exc)}") from exc
     ctx = _context(onnx, proto)
     nodes = list(proto.graph.node)
     patterns = _attention_patterns(nodes, ctx)

@@ -15,6 +15,7 @@ FLOP classes (keys of :meth:`Op.flop_breakdown`):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
@@ -52,9 +53,11 @@ def pair(value: Any, field: str) -> tuple[int, int]:
 
 def check_positive(op: Any, *fields: str, minimum: int = 1) -> None:
     """Raise :class:`WorkloadError` naming the first field of ``op`` below ``minimum``."""
+    annotations = {f.name: str(f.type) for f in dataclasses.fields(op)} if dataclasses.is_dataclass(op) else {}
     for f in fields:
         v = getattr(op, f)
-        values = v if isinstance(v, tuple) else (v,)
+        # Only a field declared as a tuple (kernel, stride, ...) may hold one: Gemm(m=(1, 1)) is an error.
+        values = v if isinstance(v, tuple) and "tuple" in annotations.get(f, "tuple") else (v,)
         for x in values:
             if isinstance(x, bool) or not isinstance(x, int):
                 raise WorkloadError(f"{type(op).__name__}.{f}: expected an int, got {v!r}")
