@@ -49,3 +49,21 @@ class ToyEvaluator:
 def toy_workload(batch: int = 1, scale: float = 1.0):
     """A workload factory: (flop, bytes) growing with the batch."""
     return (2e9 * batch * scale, 1e8 + 1e6 * batch)
+
+
+@dataclass(frozen=True)
+class PidEvaluator:
+    """Appends the evaluating process's pid to ``log`` and sleeps: shows which processes ran points."""
+
+    log: str
+    key: str = "pid-v1"
+    sleep_s: float = 0.05
+
+    def __call__(self, work, hardware):
+        rows = []
+        for hw in hardware:
+            with open(self.log, "a") as fh:
+                fh.write(f"{os.getpid()}\n")
+            time.sleep(self.sleep_s)
+            rows.append({"latency_s": 1.0 / hw.sm_count, "energy_j": float(hw.sm_count)})
+        return rows
