@@ -64,7 +64,9 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
         price = prices.flop_j.get(key)
         if price is None or np.any(np.isnan(price) & (count > 0)):
             raise EngineError(f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]")
-        compute = compute + count * price
+        # 0 x NaN is NaN: a point that does not use this unit (a P100's absent Tensor Cores, in a sweep
+        # with an A100) must add nothing, not poison its total.
+        compute = compute + np.where(count > 0, count * np.nan_to_num(price, nan=0.0), 0.0)
     out["compute"] = compute
     for level in dict.fromkeys([*read_bytes, *write_bytes]):
         r = np.asarray(read_bytes.get(level, 0.0), dtype=np.float64)
