@@ -9,6 +9,7 @@ The surfaces are those of ``tests/property/fuzz_surfaces.py``; the test suite ru
 from __future__ import annotations
 
 import collections
+import signal
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,17 @@ SURFACES = {
 }
 
 
+TIMEOUT_S = 10
+
+
+class Hung(BaseException):
+    """Raised by the alarm inside a check that ran too long (a BaseException: no handler swallows it)."""
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise Hung
+
+
 def count(name: str, n: int) -> tuple[collections.Counter[str], list[str]]:
     strategy, check = SURFACES[name]
     outcomes: collections.Counter[str] = collections.Counter()
@@ -41,11 +53,17 @@ def count(name: str, n: int) -> tuple[collections.Counter[str], list[str]]:
               phases=["generate"])
     @given(strategy)
     def run(case):
+        signal.alarm(TIMEOUT_S)  # an input that runs without end counts as "hung"
         try:
             outcomes[check(*case) if isinstance(case, tuple) else check(case)] += 1
+        except Hung:
+            outcomes["hung"] += 1
+            escapes.append(f"hung > {TIMEOUT_S} s <- {case!r:.200}")
         except Exception as exc:  # noqa: BLE001 - counting what escapes is the point
             outcomes["escaped"] += 1
             escapes.append(f"{type(exc).__name__}: {str(exc)[:160]} <- {case!r:.200}")
+        finally:
+            signal.alarm(0)
 
     run()
     return outcomes, escapes
@@ -53,8 +71,9 @@ def count(name: str, n: int) -> tuple[collections.Counter[str], list[str]]:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    print("| surface | inputs | rejected (ArchsimError) | accepted (finite, positive) | escaped | s |")
-    print("|---|---:|---:|---:|---:|---:|")
+    signal.signal(signal.SIGALRM, _alarm)
+    print("| surface | inputs | rejected (ArchsimError) | accepted (finite, positive) | escaped | hung | s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     total: collections.Counter[str] = collections.Counter()
     for name in SURFACES:
         t0 = time.perf_counter()
@@ -62,10 +81,11 @@ def main() -> None:
         total.update(outcomes)
         tried = sum(outcomes.values())
         print(f"| {name} | {tried} | {outcomes['rejected']} | {outcomes['accepted']} | {outcomes['escaped']} | "
-              f"{time.perf_counter() - t0:.1f} |", flush=True)
+              f"{outcomes['hung']} | {time.perf_counter() - t0:.1f} |", flush=True)
         for line in escapes[:5]:
             print(f"    escaped: {line}", file=sys.stderr)
-    print(f"| all | {sum(total.values())} | {total['rejected']} | {total['accepted']} | {total['escaped']} | |")
+    print(f"| all | {sum(total.values())} | {total['rejected']} | {total['accepted']} | {total['escaped']} | "
+          f"{total['hung']} | |")
 
 
 if __name__ == "__main__":
