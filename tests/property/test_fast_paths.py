@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from archsim import units
 from archsim.cost.kernels import _unique_rows
+from archsim.errors import UnitError
 
 _TABLES = st.integers(1, 6).flatmap(lambda cols: st.lists(
     st.lists(st.sampled_from([0.0, 1.0, 2.0, 0.5, 48.0 * 1024, 1e9]), min_size=cols, max_size=cols),
@@ -23,3 +26,50 @@ def test_unique_rows_is_numpy_unique_axis0(rows: list[list[float]]) -> None:
     assert np.array_equal(got_keys, keys)
     assert np.array_equal(got_inverse, np.ravel(inverse))
     assert np.array_equal(got_keys[got_inverse], table)
+
+
+def _pint_si(text: str, dimension: str) -> float:
+    """The slow path: pint's parse and conversion to the dimension's SI unit."""
+    dim = units.DIMENSIONS[dimension]
+    return float(units.ureg.Quantity(text).to(dim.si_unit).magnitude)
+
+
+_DIMS = st.sampled_from(sorted(units.DIMENSIONS))
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e30, max_value=1e30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DIMS, _FLOATS)
+def test_canonical_si_strings_parse_as_pint_does(dimension: str, value: float) -> None:
+    # What model_dump writes: repr of the SI float and the dimension's symbol. The fast path must
+    # return pint's float to the last bit.
+    text = f"{value!r} {units.DIMENSIONS[dimension].symbol}"
+    fast = units._canonical_si(text, units.DIMENSIONS[dimension])
+    assert fast is not None
+    assert fast == _pint_si(text, dimension)
+    assert units.parse(text, dimension) == fast
+
+
+@settings(max_examples=100, deadline=None)
+@given(_DIMS, _DIMS, st.floats(min_value=0.0, max_value=1e15))
+def test_other_dimensions_symbols_are_still_rejected(dimension: str, other: str, value: float) -> None:
+    # The fast path takes only the field's own symbol: "3.0 Hz" for a bandwidth still fails pint's
+    # dimension check with the same error type.
+    text = f"{value!r} {units.DIMENSIONS[other].symbol}"
+    if units.DIMENSIONS[other].si_unit == units.DIMENSIONS[dimension].si_unit:
+        return
+    assert units._canonical_si(text, units.DIMENSIONS[dimension]) is None
+    with pytest.raises(UnitError):
+        units.parse(text, dimension)
+
+
+@pytest.mark.parametrize("text", ["inf B/s", "-inf B/s", "nan B/s", "1e999 B/s", "3.0  B/s", "3.0 B/s/s",
+                                  "3.0", "3.0 TB/s", "0x10 B/s", "3,0 B/s"])
+def test_non_canonical_strings_take_pint_path(text: str) -> None:
+    assert units._canonical_si(text, units.DIMENSIONS["bandwidth"]) is None
+
+
+@pytest.mark.parametrize("text", ["inf B/s", "nan B/s", "1e999 B/s", "3.0 B/s/s", "3.0", "3.0 Hz"])
+def test_rejected_strings_still_rejected(text: str) -> None:
+    with pytest.raises(UnitError):
+        units.parse(text, "bandwidth")
