@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from archsim.cost import DEVICE_ROLES, CostOptions, OpCost, op_cost
 from archsim.errors import EngineError
 from archsim.results import RunResult
+
+if TYPE_CHECKING:  # a single estimate never needs pandas (~0.2-0.5 s to import)
+    import pandas as pd
 
 __all__ = ["estimate", "estimate_many", "op_cost", "OpCost", "CostOptions", "ENGINES"]
 
