@@ -17,8 +17,11 @@ Axes (see :mod:`archsim.sweep.axes`): dotted TOML paths into the base hardware (
 ``sobol`` (with ``n`` and ``seed``).
 
 Every point is built from the base's ``model_dump()`` with its overrides applied (the base is never
-modified) and validated again as a whole: a point that does not validate (say an L2 whose size is not
-divisible by ways x line size) is reported with status ``invalid`` and the reason, and the sweep goes on.
+modified) and validated again: every table on an override's path is validated from its values with
+all its field and cross-field rules, the untouched tables are the base's validated ones
+(:mod:`archsim.sweep.points`; the same model as validating the whole dump). A point that does not
+validate (say an L2 whose size is not divisible by ways x line size) is reported with status
+``invalid`` and the reason, and the sweep goes on.
 
 The result is a tidy frame: one row per point and metric, with columns ``point`` (index), one column
 per axis in SI units (``gpu.dram.bandwidth_bytes_per_s``, ``gpu.sm_count``), ``status`` (``ok``,

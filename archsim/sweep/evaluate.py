@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from archsim.errors import ArchsimError, SweepError
+from archsim.sweep.points import PointBuilder, apply_overrides
 
 __all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "ChunkPayload", "evaluate_chunk",
            "apply_overrides", "flatten_run", "work_key", "one_line"]
@@ -113,24 +114,6 @@ def one_line(exc: BaseException) -> str:
     return "; ".join(lines)
 
 
-def apply_overrides(dump: Mapping[str, Any], overrides: Sequence[tuple[tuple[str | int, ...], Any]]) -> dict[str, Any]:
-    """A new dump with each ``(path, value)`` set; the input and its sub-tables are never modified.
-
-    Only the tables along each path are copied (copy-on-write); untouched sub-tables are shared,
-    which is safe because validation reads its input and never writes it.
-    """
-    root: Any = dict(dump)
-    for path, value in overrides:
-        node = root
-        for key in path[:-1]:
-            child = node[key]
-            child = list(child) if isinstance(child, list) else dict(child)
-            node[key] = child
-            node = child
-        node[path[-1]] = value
-    return root
-
-
 @dataclass(frozen=True)
 class PointTask:
     """One point to evaluate: its store key, hardware overrides (dump paths, encoded values), workload params."""
@@ -182,15 +165,26 @@ def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[di
         return _evaluate_chunk(payload, tasks)
 
 
-def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
+def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """Overrides -> validated hardware: through a :class:`~archsim.sweep.points.PointBuilder` of the
+    base (only the tables a point touches are validated again), or whole dumps if the base itself
+    does not validate (each point then reports the base's problem)."""
     from archsim.presets import validate_hardware
 
+    try:
+        return PointBuilder(base_dump, "point").build
+    except ArchsimError:
+        return lambda overrides: validate_hardware(apply_overrides(base_dump, overrides), "point")
+
+
+def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
+    build = _point_validator(payload.base_dump)
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
     groups: dict[tuple[tuple[str, Any], ...], list[tuple[int, Any]]] = {}
     works: dict[tuple[tuple[str, Any], ...], Any] = {}
     for i, task in enumerate(tasks):
         try:
-            hw = validate_hardware(apply_overrides(payload.base_dump, task.overrides), "point")
+            hw = build(task.overrides)
             if task.work_params not in works:
                 works[task.work_params] = _build_work(payload.work, dict(task.work_params))
         except ArchsimError as exc:
