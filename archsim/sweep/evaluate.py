@@ -62,7 +62,11 @@ class EngineEvaluator:
         if self.engine == "roofline":
             frame = estimate_many(work, list(hardware), **dict(self.options))
             numeric = frame.select_dtypes("number")
-            return [{k: float(v) for k, v in row.items()} for row in numeric.to_dict("records")]
+            # Column by column: tolist() gives the Python floats float(v) would, without pandas'
+            # per-row records (half of this function's time at 1,000 points).
+            names = [str(c) for c in numeric.columns]
+            columns = [numeric[c].to_numpy(dtype=float).tolist() for c in numeric.columns]
+            return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
         return [flatten_run(estimate(work, hw, engine=self.engine, **dict(self.options)))
                 for hw in hardware]
 
