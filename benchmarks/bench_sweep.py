@@ -70,12 +70,12 @@ def numpy_roofline(graph, peak_flop_per_s: np.ndarray, bandwidth: np.ndarray) ->
     return np.maximum(np.outer(flop, 1.0 / peak_flop_per_s), np.outer(nbytes, 1.0 / bandwidth)).sum(axis=0)
 
 
-def _axes(bw: float, sms: int, side: int, shift: float) -> dict:
+def _axes(bw: float, sms: int, side: int, shift: float, n_sm: int | None = None) -> dict:
     # Bandwidths up to the preset's own (higher ones exceed the pins' wire rate and are invalid);
-    # SM counts from a quarter to all of them. ``shift`` moves the bandwidths so that every repeat
-    # parses new strings.
+    # SM counts from a quarter to all of them (``n_sm`` of them, ``side`` by default). ``shift``
+    # moves the bandwidths so that every repeat parses new strings.
     return {"gpu.dram.bandwidth": {"from": f"{bw / (4.0 + shift)!r} B/s", "to": f"{bw!r} B/s", "num": side},
-            "gpu.sm_count": {"from": max(1, sms // 4), "to": sms, "num": side}}
+            "gpu.sm_count": {"from": max(1, sms // 4), "to": sms, "num": n_sm or side}}
 
 
 def main() -> int:
@@ -145,8 +145,9 @@ def main() -> int:
             parser.error("--big needs --store DIR")
         store = Path(args.store)
         shutil.rmtree(store, ignore_errors=True)
-        side3 = math.isqrt(args.big)
-        sweep = Sweep(hw, _axes(bw, sms, side3, 0.5))
+        # Every SM count from a quarter to all (distinct ints), bandwidths filling the rest.
+        n_sm = sms - max(1, sms // 4) + 1
+        sweep = Sweep(hw, _axes(bw, sms, max(1, args.big // n_sm), 0.5, n_sm))
         c0, t0 = _cpu_s(), time.perf_counter()
         table = sweep.run(work, executor="processes", workers=args.workers, evaluator=evaluator,
                           metrics=["latency_s", "energy_j"], store=store, progress=False)
