@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas costs ~0.2-0.5 s to import: only the frame methods load it
+    import pandas as pd
 
 __all__ = ["OpResult", "RunResult", "TimelineEntry", "ENERGY_ARITHMETIC", "ENERGY_STATIC"]
 
@@ -131,6 +132,8 @@ class RunResult:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per op; unit-suffixed columns (``latency_s``, ``dram_bytes``, ``energy_dram_j``)."""
+        import pandas as pd
+
         rows = []
         for o in self.ops:
             row: dict[str, Any] = {
@@ -147,6 +150,8 @@ class RunResult:
 
     def timeline_frame(self) -> pd.DataFrame:
         """The timeline as a frame: op, resource, start_s, end_s, bytes, energy_j."""
+        import pandas as pd
+
         return pd.DataFrame([asdict(t) for t in self.timeline],
                             columns=["op", "resource", "start_s", "end_s", "bytes", "energy_j"])
 

@@ -116,6 +116,8 @@ class _Planner:
 
     def tiled(self, g: int) -> GPUParams:
         """The parameter pack repeated for ``g`` stacked ops (built once per group size)."""
+        if g == 1:
+            return self.p  # one op: the pack itself (a lone GEMM, or one op per chunk in big sweeps)
         if g not in self._tiled:
             self._tiled[g] = tile_params(self.p, g)
         return self._tiled[g]

@@ -20,14 +20,16 @@ from __future__ import annotations
 import importlib.util
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from archsim.cost import DEVICE_ROLES, CostOptions, OpCost, op_cost
 from archsim.errors import EngineError
 from archsim.results import RunResult
+
+if TYPE_CHECKING:  # a single estimate never needs pandas (~0.2-0.5 s to import)
+    import pandas as pd
 
 __all__ = ["estimate", "estimate_many", "check_options", "op_cost", "OpCost", "CostOptions", "ENGINES", "OPTIONS"]
 

@@ -17,14 +17,16 @@ import dataclasses
 import functools
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from archsim.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
+
+if TYPE_CHECKING:  # only estimate_many's frame needs pandas (~0.2-0.5 s to import)
+    import pandas as pd
 
 __all__ = ["estimate_roofline", "estimate_many", "work_ops"]
 
@@ -192,6 +194,8 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     frame.update({f"energy_{k}_j": v for k, v in energy.items()})
     frame["data_movement_fraction"] = np.where(energy_j > 0, movement / np.where(energy_j > 0, energy_j, 1.0), 0.0)
     frame["flop"] = np.full(len(hardware), float(sum(c.flop for c in costs)))
+    import pandas as pd
+
     out = pd.DataFrame(frame)
     out.index.name = "point"
     return out

@@ -65,6 +65,8 @@ def _transfer(coster: Coster, nbytes: float, direction: str, link: Any) -> Task 
 
 def build_tasks(ops: tuple[Any, ...], coster: Coster, hw: HardwareView, offload: PIMOffload | None) -> list[Task]:
     """One :class:`Task` per op, costed by the shared cost function."""
+    coster.prefetch([op for op in ops if not (offload is not None and op.kind not in _TRANSFERS
+                                              and offload.selects(op))])
     tasks: list[Task] = []
     for i, op in enumerate(ops):
         if offload is not None and op.kind not in _TRANSFERS and offload.selects(op):

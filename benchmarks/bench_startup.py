@@ -1,0 +1,65 @@
+"""Start-up costs: a first estimate in a fresh process, and ``archsim presets list``.
+
+Each figure is the median wall time of ``--repeats`` fresh Python processes (so nothing is
+imported or cached in memory; numba's on-disk cache is warm after the first run, as for a user),
+beside the same for a bare ``python -c pass`` and for ``import numpy, pydantic, pint`` (the
+floor the library's own dependencies set), run interleaved so a change of machine load hits
+them alike. Targets: first estimate < 1 s; ``presets list`` < 0.3 s.
+
+Run: ``python benchmarks/bench_startup.py [--repeats 5]``. Prints the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FIRST_ESTIMATE = (
+    "import archsim\n"
+    "hw = archsim.load_preset('gpu/v100-sxm2-16gb')\n"
+    "archsim.estimate(archsim.zoo.resnet50(batch=32, dtype='fp16'), hw)\n"
+)
+
+CASES = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "import numpy, pydantic, pint": [sys.executable, "-c", "import numpy, pydantic, pint"],
+    "first ResNet-50 estimate": [sys.executable, "-c", FIRST_ESTIMATE],
+    "archsim presets list": [sys.executable, "-c", "import sys; from archsim.cli import main; "
+                             "sys.exit(main(['presets', 'list']))"],
+}
+TARGETS = {"first ResNet-50 estimate": "< 1 s", "archsim presets list": "< 0.3 s"}
+
+
+def _wall(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    for cmd in CASES.values():  # warm the disk caches (and numba's) once
+        _wall(cmd, env)
+    times: dict[str, list[float]] = {name: [] for name in CASES}
+    for _ in range(args.repeats):
+        for name, cmd in CASES.items():
+            times[name].append(_wall(cmd, env))
+    for name, ts in times.items():
+        print(f"{name:32s} median {statistics.median(ts):6.3f} s (min {min(ts):.3f})  {TARGETS.get(name, '')}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""The sweep's fast paths: point building from the base, chunk sizes, the collector pause."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from sweep_toys import ToyEvaluator
+
+from archsim.errors import SchemaError
+from archsim.presets import load_preset, validate_hardware
+from archsim.sweep import Sweep
+from archsim.sweep.evaluate import ChunkPayload, evaluate_chunk
+from archsim.sweep.points import PointBuilder, apply_overrides
+
+
+@pytest.fixture(scope="module")
+def v100():
+    return load_preset("gpu/v100-sxm2-16gb")
+
+
+def test_point_shares_untouched_tables_with_the_base(v100):
+    builder = PointBuilder(v100.model_dump())
+    hw = builder.build([(("dram", "bandwidth"), "600000000000.0 B/s")])
+    assert hw.dram.bandwidth_bytes_per_s == 6e11
+    assert hw.l2 is builder.base.l2 and hw.sm is builder.base.sm  # not validated again
+    assert hw == validate_hardware(apply_overrides(builder.base_dump, [(("dram", "bandwidth"), "6e11 B/s")]))
+
+
+def test_invalid_point_fails_with_the_whole_dump_message(v100):
+    # 6 MiB L2 with 16 ways x 128 B lines: 5,000,000 B is not a multiple of 2,048 B.
+    builder = PointBuilder(v100.model_dump())
+    overrides = [(("l2", "size"), "5000000.0 B")]
+    with pytest.raises(SchemaError) as slow:
+        validate_hardware(apply_overrides(builder.base_dump, overrides), "point")
+    with pytest.raises(SchemaError) as fast:
+        builder.build(overrides)
+    assert str(fast.value) == str(slow.value)
+
+
+def test_whole_table_and_kind_overrides_take_the_whole_dump_path(v100):
+    builder = PointBuilder(v100.model_dump())
+    dram = {**builder.base_dump["dram"], "bandwidth": "700000000000.0 B/s"}
+    assert builder._build([(("dram",), dram)]) == validate_hardware({**builder.base_dump, "dram": dram})
+    assert builder._build([(("kind",), "cpu")]) is None
+    with pytest.raises(SchemaError):
+        builder.build([(("kind",), "cpu")])
+
+
+def test_sub_tables_are_reused_between_points(v100):
+    builder = PointBuilder(v100.model_dump())
+    a = builder.build([(("dram", "bandwidth"), "600000000000.0 B/s"), (("sm_count",), 40)])
+    b = builder.build([(("dram", "bandwidth"), "600000000000.0 B/s"), (("sm_count",), 80)])
+    assert a.dram is b.dram and a.sm_count == 40 and b.sm_count == 80
+
+
+def test_chunk_leaves_the_collector_as_it_found_it(v100):
+    payload = ChunkPayload(v100.model_dump(), (1e12, 1e9), ToyEvaluator())
+    tasks = Sweep(v100, {"gpu.sm_count": [40, 80]})._tasks((1e12, 1e9), "toy-v1")
+    assert gc.get_freeze_count() == 0
+    rows = evaluate_chunk(payload, tasks)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a caller that froze objects itself keeps them frozen
+    try:
+        frozen = gc.get_freeze_count()
+        evaluate_chunk(payload, tasks)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_serial_chunks_are_the_engine_maximum():
+    assert Sweep._chunk_size(10_000, 1, "roofline") == 1024
+    assert Sweep._chunk_size(300, 1, "roofline") == 300
+    assert Sweep._chunk_size(10_000, 2, "roofline") == 1024
+    assert Sweep._chunk_size(1_000, 2, "roofline") == 125  # four chunks per worker
+    assert Sweep._chunk_size(100, 1, "des") == 16
