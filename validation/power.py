@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["PowerRow", "PRESETS", "POWER_BUDGET_PCT", "CLOCK_BUDGET_PCT", "predict", "rows", "summary",
-           "DATA_FILE", "POWER_LIMIT_W"]
+           "DATA_FILE", "POWER_LIMIT_W", "families", "write_rows",
+           "write_figure"]
 
 DATA_FILE = "gpu_roofline_power_a40_l40.csv"
 PRESETS = {"NVIDIA A40": "gpu/a40-48gb", "NVIDIA L40": "gpu/l40-48gb"}
@@ -105,3 +106,78 @@ def summary(rs: list[PowerRow]) -> dict[str, dict[str, float]]:
                   "clock_mape_pct": sum(abs(x.clock_error_pct) for x in xs) / len(xs),
                   "clock_max_err_pct": max(abs(x.clock_error_pct) for x in xs)}
     return out
+
+
+def families(rs: list[PowerRow]) -> list[tuple[str, int, float, float | None]]:
+    """(family, n, MAPE %, budget %) of power and clock: A40 (all devices) and L40 device 0 within
+    budget, L40 device 1 (a board at a 350 W limit the preset does not describe) reported alone."""
+    groups = {
+        "a40": [r for r in rs if r.gpu == "NVIDIA A40"],
+        "l40": [r for r in rs if r.gpu == "NVIDIA L40" and (r.gpu, r.device_id) not in POWER_LIMIT_W],
+        "l40_dev1_350w": [r for r in rs if (r.gpu, r.device_id) in POWER_LIMIT_W],
+    }
+    out = []
+    for name, xs in groups.items():
+        if not xs:
+            continue
+        budgeted = name != "l40_dev1_350w"
+        out.append((f"power_{name}", len(xs), sum(abs(x.power_error_pct) for x in xs) / len(xs),
+                    POWER_BUDGET_PCT if budgeted else None))
+        out.append((f"clock_{name}", len(xs), sum(abs(x.clock_error_pct) for x in xs) / len(xs),
+                    CLOCK_BUDGET_PCT if budgeted else None))
+    return out
+
+
+def write_rows(rs: list[PowerRow], dest: Path) -> Path:
+    """``points.csv``: every measured point with its prediction and errors."""
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / "points.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["gpu", "device_id", "flop_per_byte", "measured_w", "predicted_w", "power_error_pct",
+                    "measured_mhz", "predicted_mhz", "clock_error_pct", "bound"])
+        for r in rs:
+            w.writerow([r.gpu, r.device_id, r.flop_per_byte, r.measured_w, f"{r.predicted_w:.2f}",
+                        f"{r.power_error_pct:.3f}", r.measured_mhz, f"{r.predicted_mhz:.1f}",
+                        f"{r.clock_error_pct:.3f}", r.bound])
+    return path
+
+
+def write_figure(rs: list[PowerRow], dest: Path) -> list[Path]:
+    """``power_vs_intensity.{png,pdf}``: board power and SM clock against FLOP/B, measured points
+    (one marker per device) and the predicted line, one column per GPU."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    gpus = sorted({r.gpu for r in rs})
+    fig = Figure(figsize=(5.0 * len(gpus), 6.5))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, len(gpus), squeeze=False, sharex=True)
+    for col, gpu in enumerate(gpus):
+        xs = [r for r in rs if r.gpu == gpu]
+        for k, dev in enumerate(sorted({r.device_id for r in xs})):
+            pts = sorted((r for r in xs if r.device_id == dev), key=lambda r: r.flop_per_byte)
+            colour = f"C{k % 10}"
+            label = f"device {dev}" + (" (350 W limit)" if (gpu, dev) in POWER_LIMIT_W else "")
+            shown = k == 0 or (gpu, dev) in POWER_LIMIT_W  # one labelled device and its line per board kind
+            for row, (meas, pred) in enumerate((("measured_w", "predicted_w"), ("measured_mhz", "predicted_mhz"))):
+                ax = axes[row][col]
+                ax.plot([r.flop_per_byte for r in pts], [getattr(r, meas) for r in pts], "o", ms=2.5,
+                        color=colour, alpha=0.6, label=f"{label} measured" if shown else None)
+                if shown:
+                    ax.plot([r.flop_per_byte for r in pts], [getattr(r, pred) for r in pts], "-", color=colour,
+                            lw=1.5, label=f"{label} predicted")
+        axes[0][col].set_title(f"{gpu}: gpu-roofline (fp32 FMA stream)")
+        axes[0][col].set_ylabel("board power (W)")
+        axes[1][col].set_ylabel("SM clock (MHz)")
+        axes[1][col].set_xlabel("arithmetic intensity (FLOP/B)")
+        for row in (0, 1):
+            axes[row][col].set_xscale("log", base=2)
+            axes[row][col].grid(True, alpha=0.3)
+        axes[0][col].legend(fontsize=7)
+    paths = []
+    for ext in ("png", "pdf"):
+        p = dest / f"power_vs_intensity.{ext}"
+        fig.savefig(p, dpi=150, bbox_inches="tight")
+        paths.append(p)
+    return paths

@@ -29,9 +29,9 @@ def _targets(folder: Path, gpu: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def fit(preset: str, gpu: str, folder: Path) -> dict[str, float]:
-    import archsim
     from scipy.optimize import least_squares
 
+    import archsim
     from archsim.presets import load_preset
     from validation.power import kernel
 
