@@ -10,7 +10,7 @@ nominal (boost) clock. :func:`apply` then, for a device with a :class:`~archsim.
 2. solves for the clock (:func:`archsim.energy.dvfs.solve_clock`): the highest clock whose average
    power fits the power limit, all ops and hardware points in one vectorised bisection;
 3. rescales the op to that clock: compute, L1 and L2 (or CPU cache) times by f_nom / f, DRAM and
-   dependent-latency times unchanged; on-chip energies by (V(f) / V(f_nom))^2; and replaces the
+   dependent-latency times unchanged; on-chip energies by (V(f) / v_max)^2; and replaces the
    static energy by board, leakage and clock-network power times the new latency.
 
 The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
@@ -135,7 +135,9 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     ratio = np.where(p.has_power > 0, solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
     new_latency = latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio)))
     watts = op_power(terms, ratio)
-    scale = (voltage(curve, p.clock_hz * ratio) / voltage(curve, p.clock_hz)) ** 2
+    # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
+    # the governor or set by the user, runs them at V(f)^2 / v_max^2.
+    scale = (voltage(curve, p.clock_hz * ratio) / p.v_max) ** 2
     out = []
     for i, c in enumerate(costs):
         has = p.has_power > 0

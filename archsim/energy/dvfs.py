@@ -10,7 +10,7 @@ chains), ``T_excess`` any extra wave-by-wave time of the kernel, and ``t_fixed``
 overheads. Its average power is (:class:`archsim.hardware.PowerModel`)
 
     P(r) = P_board + P_leak x (V/v_max)^n x occupancy share + P_clock x (f/f_vmax) x (V/v_max)^2
-           + (E_onchip x (V(f)/V(f_nom))^2 + E_offchip) / t(r)
+           + (E_onchip x (V(f)/v_max)^2 + E_offchip) / t(r)
 
 Every term falls as the clock falls (V is non-decreasing in f and t(r) non-increasing), so
 ``P(r) <= limit`` holds on an interval ``[r_min, r*]``: :func:`solve_clock` finds ``r*`` by bisection,
@@ -54,7 +54,7 @@ class PowerTerms:
     Attributes:
         nominal_hz: the clock the times and energies were computed at.
         fixed_s, clock_s, memory_s, excess_s: the time split of the module doc at the nominal clock.
-        onchip_j: action energies that scale with V^2 (arithmetic, issue, register, L1, L2, NoC).
+        onchip_j: action energies at v_max that scale with V^2 (arithmetic, issue, register, L1, L2, NoC).
         offchip_j: action energies that do not (DRAM core and I/O, memory interface, links).
         board_w, leakage_w, clock_w: the constant terms at v_max (leakage already times the
             occupancy share).
@@ -84,7 +84,6 @@ def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
     """Average power by term at clock ratio ``ratio`` (W): board, leakage, clock, onchip, offchip."""
     f = t.nominal_hz * ratio
     v = voltage(t.curve, f)
-    v_nom = voltage(t.curve, t.nominal_hz)
     rel = v / t.curve.v_max
     time = op_time(t, ratio)
     inv = np.divide(1.0, time, out=np.zeros_like(time), where=time > 0)
@@ -92,7 +91,7 @@ def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
         "board": t.board_w + 0.0 * ratio,
         "leakage": t.leakage_w * rel ** t.leakage_exponent,
         "clock": t.clock_w * (f / t.curve.vmax_hz) * rel ** 2,
-        "onchip": t.onchip_j * (v / v_nom) ** 2 * inv,
+        "onchip": t.onchip_j * rel ** 2 * inv,
         "offchip": t.offchip_j * inv,
     }
 

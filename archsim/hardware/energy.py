@@ -80,11 +80,11 @@ class PowerModel(HardwareModel):
 
         P(f) = board + leakage x (V/v_max)^leakage_voltage_exponent x (1 - c + c x active)
              + clock_power x (f / max_voltage_clock) x (V/v_max)^2
-             + (sum of on-chip action energies x (V(f)/V(clock))^2 + DRAM energies) / t(f)
+             + (sum of on-chip action energies x (V(f)/v_max)^2 + DRAM energies) / t(f)
 
     with ``c = core_leakage_fraction`` and ``active`` the fraction of SMs/cores the op occupies.
-    Dynamic energy is C V^2 (so action energies, stated at the nominal clock's voltage, scale by
-    (V/V_nom)^2) and the clock network switches every cycle whatever the work (C V^2 f); this is
+    Dynamic energy is C V^2 (so action energies, stated at v_max, i.e. at ``max_voltage_clock``, scale
+    by (V/v_max)^2) and the clock network switches every cycle whatever the work (C V^2 f); this is
     the component split of GPUWattch (Leng et al., ISCA 2013) and AccelWattch (Kandiah et al.,
     MICRO 2021: constant + static + idle-SM + dynamic power, with a DVFS-aware voltage term).
 
@@ -105,9 +105,9 @@ class PowerModel(HardwareModel):
                               "max_voltage_clock and v_max, whatever the work (W, ~ f V^2)")
     issue_energy_j: Energy = si("issue_energy", description="fetch, decode, schedule and operand collection "
                                 "per warp instruction (GPU) or per instruction (CPU, incl. out-of-order "
-                                "rename/ROB/scheduler), at the nominal clock's voltage (J)")
+                                "rename/ROB/scheduler), at v_max (J)")
     noc_energy_j_per_byte: EnergyPerByte = si("noc_energy", description="on-chip network per byte between "
-                                              "the cores/SMs and the last-level cache, at nominal voltage")
+                                              "the cores/SMs and the last-level cache, at v_max")
     dram_interface_energy_j_per_byte: EnergyPerByte = si(
         "dram_interface_energy", description="memory controller and PHY on the processor side per DRAM byte "
         "(the DRAM's own core and I/O energy is the memory's read/write energy)")
