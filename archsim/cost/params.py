@@ -81,10 +81,11 @@ class GPUParams:
     power_limit_w: np.ndarray
     board_power_w: np.ndarray
     dram_background_w: np.ndarray
-    leakage_power_w: np.ndarray
+    phy_power_w: np.ndarray
+    core_leakage_w: np.ndarray
+    uncore_leakage_w: np.ndarray
     leakage_exponent: np.ndarray
-    core_leakage_fraction: np.ndarray
-    clock_power_w: np.ndarray
+    core_clock_power_w: np.ndarray
     issue_j: np.ndarray
     noc_j_per_byte: np.ndarray
     dram_interface_j_per_byte: np.ndarray
@@ -129,8 +130,9 @@ _GPU_SCALARS = (
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
-    "leakage_power_w", "leakage_exponent", "core_leakage_fraction", "clock_power_w", "issue_j", "noc_j_per_byte",
-    "dram_interface_j_per_byte", "v_min", "v_max", "knee_clock_hz", "max_voltage_clock_hz", "min_clock_hz"),
+    "phy_power_w", "core_leakage_w", "uncore_leakage_w", "leakage_exponent", "core_clock_power_w", "issue_j",
+    "noc_j_per_byte", "dram_interface_j_per_byte", "v_min", "v_max", "knee_clock_hz", "max_voltage_clock_hz",
+    "min_clock_hz"),
 )
 _GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j")
 
@@ -156,7 +158,7 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
         g.static_power_w + dram.background_power_w,
     ]
-    row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w)
+    row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
     row += [2.0 * lanes.get(p, 0) for p in PRECISIONS]
     row += [tc.get(p, 0) for p in PRECISIONS]
     vj, tj = en.vector_flop_j, en.tensor_flop_j
@@ -165,16 +167,17 @@ def _gpu_row(g: GPUDevice) -> list[float]:
     return row
 
 
-def _power_row(pw: PowerModel | None, limit_w: float, clock_hz: float, background_w: float) -> list[float]:
+def _power_row(pw: PowerModel | None, limit_w: float, clock_hz: float, background_w: float,
+               dram_bandwidth: float) -> list[float]:
     """The power-model values of a device (``_GPU_SCALARS`` from ``has_power`` on); a device without
     a power model gets an inert row (no limit, flat curve, zero terms)."""
     if pw is None:
-        return [0.0, float("inf"), 0.0, background_w, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0,
+        return [0.0, float("inf"), 0.0, background_w, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0,
                 0.5 * clock_hz, clock_hz, clock_hz]
-    return [1.0, limit_w, pw.board_power_w, background_w, pw.leakage_power_w, pw.leakage_voltage_exponent,
-            pw.core_leakage_fraction, pw.clock_power_w, pw.issue_energy_j, pw.noc_energy_j_per_byte,
-            pw.dram_interface_energy_j_per_byte, pw.v_min_v, pw.v_max_v, pw.knee_clock_hz,
-            pw.max_voltage_clock_hz, min(pw.min_clock_hz, clock_hz)]
+    return [1.0, limit_w, pw.board_power_w, background_w, pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth,
+            pw.core_leakage_power_w, pw.uncore_leakage_power_w, pw.leakage_voltage_exponent, pw.core_clock_power_w,
+            pw.issue_energy_j, pw.noc_energy_j_per_byte, pw.dram_interface_energy_j_per_byte, pw.v_min_v,
+            pw.v_max_v, pw.knee_clock_hz, pw.max_voltage_clock_hz, min(pw.min_clock_hz, clock_hz)]
 
 
 _POWER_COLUMNS = _GPU_SCALARS[_GPU_SCALARS.index("has_power"):]
@@ -229,10 +232,11 @@ class CPUParams:
     power_limit_w: np.ndarray
     board_power_w: np.ndarray
     dram_background_w: np.ndarray
-    leakage_power_w: np.ndarray
+    phy_power_w: np.ndarray
+    core_leakage_w: np.ndarray
+    uncore_leakage_w: np.ndarray
     leakage_exponent: np.ndarray
-    core_leakage_fraction: np.ndarray
-    clock_power_w: np.ndarray
+    core_clock_power_w: np.ndarray
     issue_j: np.ndarray
     noc_j_per_byte: np.ndarray
     dram_interface_j_per_byte: np.ndarray
@@ -291,7 +295,7 @@ class CPUParams:
             dram_activation_j=_arr([c.dram.activation_energy_j for c in d]),
             static_power_w=_arr([c.static_power_w + c.dram.background_power_w for c in d]),
             **_power_columns([_power_row(c.power, c.effective_power_limit_w, c.core.clock_hz,
-                                         c.dram.background_power_w) for c in d]),
+                                         c.dram.background_power_w, c.dram.bandwidth_bytes_per_s) for c in d]),
         )
 
 

@@ -126,12 +126,15 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     memory_s = _stack(costs, lambda c: longest(c, False))
     excess = np.maximum(latency - fixed - np.maximum(clock_s, memory_s), 0.0)
     active = _stack(costs, lambda c: _active(c, p, gpu))
-    share = 1.0 - p.core_leakage_fraction + p.core_leakage_fraction * active
+    cores = p.sm_count if gpu else p.cores
     curve = VFCurve(p.v_min, p.v_max, p.knee_clock_hz, p.max_voltage_clock_hz)
+    # Static power scales with the chip: leakage and clock network per SM (core), the memory PHYs
+    # with the peak DRAM bandwidth; SMs an op leaves empty leak less (power-gated or idle).
     terms = PowerTerms(nominal_hz=p.clock_hz, fixed_s=fixed, clock_s=clock_s, memory_s=memory_s, excess_s=excess,
-                       onchip_j=onchip, offchip_j=offchip, board_w=p.board_power_w + p.dram_background_w,
-                       leakage_w=p.leakage_power_w * share, clock_w=p.clock_power_w,
-                       leakage_exponent=p.leakage_exponent, curve=curve)
+                       onchip_j=onchip, offchip_j=offchip,
+                       board_w=p.board_power_w + p.dram_background_w + p.phy_power_w,
+                       leakage_w=p.core_leakage_w * cores * active + p.uncore_leakage_w,
+                       clock_w=p.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent, curve=curve)
     ratio = np.where(p.has_power > 0, solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
     new_latency = latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio)))
     watts = op_power(terms, ratio)
@@ -154,9 +157,10 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
         energy["issue"] = np.where(has, issue[i] * scale[i], 0.0)
         if gpu:
             energy["noc"] = np.where(has, noc[i] * scale[i], 0.0)
-        energy["dram_interface"] = np.where(has, iface[i], 0.0)
+        # The memory interface: its per-byte energy and its PHYs' standing power over the op.
+        energy["dram_interface"] = np.where(has, iface[i] + p.phy_power_w * lat, 0.0)
         old_static = c.energy_breakdown_j.get("static", _zero(c))
-        energy["static"] = np.where(has, watts["board"][i] * lat, old_static)
+        energy["static"] = np.where(has, (watts["board"][i] - p.phy_power_w) * lat, old_static)
         energy["leakage"] = np.where(has, watts["leakage"][i] * lat, 0.0)
         energy["clock"] = np.where(has, watts["clock"][i] * lat, 0.0)
         total = sum(energy.values(), _zero(c))

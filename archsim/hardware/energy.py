@@ -78,11 +78,13 @@ class PowerModel(HardwareModel):
 
     Average power of an op at clock ``f`` (:mod:`archsim.energy.dvfs`):
 
-        P(f) = board + leakage x (V/v_max)^leakage_voltage_exponent x (1 - c + c x active)
-             + clock_power x (f / max_voltage_clock) x (V/v_max)^2
+        P(f) = board + phy_power_per_bandwidth x peak DRAM bandwidth
+             + (core_leakage x N x active + uncore_leakage) x (V/v_max)^leakage_voltage_exponent
+             + core_clock_power x N x (f / max_voltage_clock) x (V/v_max)^2
              + (sum of on-chip action energies x (V(f)/v_max)^2 + DRAM energies) / t(f)
 
-    with ``c = core_leakage_fraction`` and ``active`` the fraction of SMs/cores the op occupies.
+    with ``N`` the SMs (cores) and ``active`` the fraction of them the op occupies: static power
+    scales with the SM count and the memory interface, so a bigger chip or more HBM costs power.
     Dynamic energy is C V^2 (so action energies, stated at v_max, i.e. at ``max_voltage_clock``, scale
     by (V/v_max)^2) and the clock network switches every cycle whatever the work (C V^2 f); this is
     the component split of GPUWattch (Leng et al., ISCA 2013) and AccelWattch (Kandiah et al.,
@@ -95,14 +97,17 @@ class PowerModel(HardwareModel):
     """
 
     board_power_w: Power = si("board_power", description="constant power while busy: fans, VRM losses, "
-                              "memory controllers and PHYs idling, DRAM refresh (W)")
-    leakage_power_w: Power = si("leakage_power", description="whole-chip leakage at v_max and operating "
-                                "temperature (W)")
+                              "DRAM refresh (W)")
+    phy_power_per_bandwidth_j_per_byte: EnergyPerByte = si(
+        "phy_power_per_bandwidth", description="static power of the memory PHYs and controllers per unit of "
+        "peak DRAM bandwidth (W per B/s = J/B): more channels, more PHYs")
+    core_leakage_power_w: Power = si("core_leakage_power", description="leakage of one SM (GPU) or core (CPU) at "
+                                     "v_max and operating temperature (W); scales with the fraction the op occupies")
+    uncore_leakage_power_w: Power = si("uncore_leakage_power", description="leakage of the rest of the chip "
+                                       "(L2/LLC, NoC, memory controllers) at v_max (W)")
     leakage_voltage_exponent: float = Field(3.0, gt=0, description="leakage power ~ V^n over the DVFS range")
-    core_leakage_fraction: float = Field(0.7, ge=0, le=1, description="share of the leakage in the SMs/cores, "
-                                         "which scales with the fraction the op occupies")
-    clock_power_w: Power = si("clock_power", description="clock tree and idle pipeline switching at "
-                              "max_voltage_clock and v_max, whatever the work (W, ~ f V^2)")
+    core_clock_power_w: Power = si("core_clock_power", description="clock tree and idle pipeline switching of "
+                                   "one SM or core at max_voltage_clock and v_max, whatever the work (W, ~ f V^2)")
     issue_energy_j: Energy = si("issue_energy", description="fetch, decode, schedule and operand collection "
                                 "per warp instruction (GPU) or per instruction (CPU, incl. out-of-order "
                                 "rename/ROB/scheduler), at v_max (J)")
