@@ -25,7 +25,7 @@ moves one SIMD register.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,22 +54,20 @@ TIME_SCALED = TIME_SCALED_MEMORY
 """Public alias: the memory time keys that scale with the clock (plus every ``compute:`` key)."""
 
 
+@functools.lru_cache(maxsize=256)
 def _clocked(key: str) -> bool:
     return key.startswith("compute:") or key in TIME_SCALED_MEMORY
-
-
-def _stack(costs: Sequence[CostArrays], get: Any) -> np.ndarray:
-    return np.stack([np.broadcast_to(np.asarray(get(c), dtype=np.float64), c.latency_s.shape) for c in costs])
 
 
 def _zero(c: CostArrays) -> np.ndarray:
     return np.zeros_like(c.latency_s)
 
 
-def _instructions(c: CostArrays, p: Any, gpu: bool) -> np.ndarray:
-    """Instructions issued (warp instructions on a GPU), per point."""
-    n = _zero(c)
-    for key, flop in c.flop_by_unit.items():
+def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
+    """Instructions issued (warp instructions on a GPU) per op and point, from the FLOP by unit and
+    the bytes loaded (GPU: through L2, CPU: from L1)."""
+    n = np.zeros_like(load_bytes)
+    for key, count in flop.items():
         unit = key.partition(":")[0]
         if gpu:
             per = MMA_FLOP_PER_WARP_INSTRUCTION if unit == "tensor" else (
@@ -77,22 +75,32 @@ def _instructions(c: CostArrays, p: Any, gpu: bool) -> np.ndarray:
         else:
             lanes = p.simd_bytes / 4.0
             per = lanes if unit == "special" else 2.0 * lanes * (8.0 if unit == "matrix" else 1.0)
-        n = n + flop / per
+        n = n + count / per
     if gpu:
-        return n + c.bytes_by_level.get("l2", 0.0) / (p.warp_size * MEMORY_BYTES_PER_LANE)
-    first = p.caches[0].name
-    return n + c.bytes_by_level.get(first, 0.0) / p.simd_bytes
+        return n + load_bytes / (p.warp_size * MEMORY_BYTES_PER_LANE)
+    return n + load_bytes / p.simd_bytes
 
 
-def _active(c: CostArrays, p: Any, gpu: bool) -> np.ndarray:
-    """Fraction of SMs (cores) the op occupies: its thread blocks (threads) over the SMs (cores)."""
-    if gpu:
-        blocks = c.extra.get("blocks")
-        if blocks is None:
-            return np.ones_like(c.latency_s)
-        return np.clip(np.nan_to_num(np.asarray(blocks, dtype=np.float64), nan=p.sm_count) / p.sm_count, 0.0, 1.0)
-    threads = c.extra.get("threads")
-    return np.ones_like(c.latency_s) if threads is None else np.clip(threads / p.cores, 0.0, 1.0)
+def _rows(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.stack`` of equal-length 1-d arrays (one concatenate: the stack's per-row checks cost more
+    than the numbers here)."""
+    try:
+        return np.concatenate(arrays).reshape(len(arrays), -1)
+    except ValueError:  # a 0-d entry: broadcast the slow way
+        return np.stack(np.broadcast_arrays(*arrays))
+
+
+def _occupancy(c: CostArrays, gpu: bool, one: np.ndarray) -> np.ndarray:
+    """Thread blocks (GPU) or threads (CPU) of an op, per point (NaN: not known, taken as all)."""
+    got = c.extra.get("blocks" if gpu else "threads")
+    return one * np.nan if got is None else got
+
+
+def _active(rows: list[np.ndarray], p: Any, gpu: bool) -> np.ndarray:
+    """Fraction of SMs (cores) each op occupies: its thread blocks (threads) over the SMs (cores)."""
+    units = p.sm_count if gpu else p.cores
+    got = _rows(rows)
+    return np.clip(np.where(np.isnan(got), 1.0, got / units), 0.0, 1.0)
 
 
 def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
@@ -105,27 +113,38 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     if not costs or not np.any(p.has_power):
         return costs
     last = p.caches[-1].name if not gpu else "l2"
-    issue, noc, iface = [], [], []
-    for c in costs:
-        issue.append(_instructions(c, p, gpu) * p.issue_j)
-        noc.append(c.bytes_by_level.get(last, 0.0) * p.noc_j_per_byte + _zero(c))
-        iface.append(c.bytes_by_level.get("dram", 0.0) * p.dram_interface_j_per_byte + _zero(c))
-    onchip = _stack(costs, lambda c: sum((v for k, v in c.energy_breakdown_j.items()
-                                          if k not in OFFCHIP and k not in NOT_POWER_MODEL), _zero(c)))
-    onchip = onchip + np.stack(issue) + np.stack(noc)
-    offchip = _stack(costs, lambda c: sum((v for k, v in c.energy_breakdown_j.items() if k in OFFCHIP), _zero(c)))
-    offchip = offchip + np.stack(iface)
+    loads = "l2" if gpu else p.caches[0].name  # where load instructions are counted from
+    zero = np.zeros_like(costs[0].latency_s)
+    one = np.ones_like(zero)
 
-    def longest(c: CostArrays, clocked: bool) -> np.ndarray:
-        ts = [v for k, v in c.time_by_unit_s.items() if k != "overhead" and _clocked(k) == clocked]
-        return np.max(np.stack(ts), axis=0) if ts else _zero(c)
+    def stacked(rows: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        # One (ops, points) array per key, missing keys as 0: numpy work per key, not per op.
+        keys = dict.fromkeys(k for r in rows for k in r)
+        return {k: _rows([r.get(k, zero) for r in rows]) for k in keys}
 
-    latency = _stack(costs, lambda c: c.latency_s)
-    fixed = _stack(costs, lambda c: c.overhead_s)
-    clock_s = _stack(costs, lambda c: longest(c, True))
-    memory_s = _stack(costs, lambda c: longest(c, False))
+    energy0 = stacked([c.energy_breakdown_j for c in costs])
+    times0 = stacked([c.time_by_unit_s for c in costs])
+    flop = stacked([c.flop_by_unit for c in costs])
+    level = stacked([{"loads": c.bytes_by_level.get(loads, zero), last: c.bytes_by_level.get(last, zero),
+                      "dram": c.bytes_by_level.get("dram", zero)} for c in costs])
+    issue = _instructions(flop, level["loads"], p, gpu) * p.issue_j
+    noc = level[last] * p.noc_j_per_byte if gpu else np.zeros_like(issue)
+    iface = level["dram"] * p.dram_interface_j_per_byte
+    onchip = issue + noc
+    offchip = iface.copy()
+    for k, v in energy0.items():
+        if k in OFFCHIP:
+            offchip = offchip + v
+        elif k not in NOT_POWER_MODEL:
+            onchip = onchip + v
+    clocked = [v for k, v in times0.items() if k != "overhead" and _clocked(k)]
+    unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
+    clock_s = functools.reduce(np.maximum, clocked) if clocked else np.zeros_like(issue)
+    memory_s = functools.reduce(np.maximum, unclocked) if unclocked else np.zeros_like(issue)
+    latency = _rows([c.latency_s for c in costs])
+    fixed = _rows([c.overhead_s for c in costs])
     excess = np.maximum(latency - fixed - np.maximum(clock_s, memory_s), 0.0)
-    active = _stack(costs, lambda c: _active(c, p, gpu))
+    active = _active([_occupancy(c, gpu, one) for c in costs], p, gpu)
     cores = p.sm_count if gpu else p.cores
     curve = VFCurve(p.v_min, p.v_max, p.knee_clock_hz, p.max_voltage_clock_hz)
     # Static power scales with the chip: leakage and clock network per SM (core), the memory PHYs
@@ -135,38 +154,46 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
                        board_w=p.board_power_w + p.dram_background_w + p.phy_power_w,
                        leakage_w=p.core_leakage_w * cores * active + p.uncore_leakage_w,
                        clock_w=p.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent, curve=curve)
-    ratio = np.where(p.has_power > 0, solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
-    new_latency = latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio)))
+    has = p.has_power > 0
+    every = bool(np.all(has))
+
+    def where(a: Any, b: Any) -> Any:
+        # np.where(has, a, b), skipped when every point has a power model (the usual case).
+        return a if every else np.where(has, a, b)
+
+    ratio = where(solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
+    lat = where(latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio))), latency)
     watts = op_power(terms, ratio)
     # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
     # the governor or set by the user, runs them at V(f)^2 / v_max^2.
-    scale = (voltage(curve, p.clock_hz * ratio) / p.v_max) ** 2
+    scale = where((voltage(curve, p.clock_hz * ratio) / p.v_max) ** 2, 1.0)
+    energy = {k: (v if k in OFFCHIP else v * scale) for k, v in energy0.items() if k not in NOT_POWER_MODEL}
+    energy["issue"] = where(issue * scale, 0.0)
+    if gpu:
+        energy["noc"] = where(noc * scale, 0.0)
+    # The memory interface: its per-byte energy and its PHYs' standing power over the op.
+    energy["dram_interface"] = where(iface + p.phy_power_w * lat, 0.0)
+    energy["static"] = where((watts["board"] - p.phy_power_w) * lat, energy0.get("static", 0.0))
+    energy["leakage"] = where(watts["leakage"] * lat, 0.0)
+    energy["clock"] = where(watts["clock"] * lat, 0.0)
+    total = functools.reduce(np.add, energy.values())
+    power_w = np.divide(total, lat, out=np.zeros_like(lat), where=lat > 0)
+    times = {"power": np.where(lat > latency * (1.0 + 1e-12), lat - fixed, 0.0)}
+    times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
+    clock_hz = p.clock_hz * ratio
+    limited = (ratio < 1.0).astype(np.float64)
     out = []
     for i, c in enumerate(costs):
-        has = p.has_power > 0
-        lat = np.where(has, new_latency[i], c.latency_s)
-        r = ratio[i]
-        slowed = lat > c.latency_s * (1.0 + 1e-12)
-        times = {"power": np.where(slowed, lat - c.overhead_s, 0.0)}
-        times.update({k: (v / r if _clocked(k) else v) for k, v in c.time_by_unit_s.items()})
-        energy = {}
-        for k, v in c.energy_breakdown_j.items():
-            if k in NOT_POWER_MODEL:
-                continue
-            energy[k] = v if k in OFFCHIP else v * np.where(has, scale[i], 1.0)
-        energy["issue"] = np.where(has, issue[i] * scale[i], 0.0)
-        if gpu:
-            energy["noc"] = np.where(has, noc[i] * scale[i], 0.0)
-        # The memory interface: its per-byte energy and its PHYs' standing power over the op.
-        energy["dram_interface"] = np.where(has, iface[i] + p.phy_power_w * lat, 0.0)
-        old_static = c.energy_breakdown_j.get("static", _zero(c))
-        energy["static"] = np.where(has, (watts["board"][i] - p.phy_power_w) * lat, old_static)
-        energy["leakage"] = np.where(has, watts["leakage"][i] * lat, 0.0)
-        energy["clock"] = np.where(has, watts["clock"][i] * lat, 0.0)
-        total = sum(energy.values(), _zero(c))
-        extra = {**c.extra, "clock_hz": p.clock_hz * r,
-                 "power_w": np.divide(total, lat, out=np.zeros_like(lat), where=lat > 0),
-                 "power_limited": (r < 1.0).astype(np.float64)}
-        out.append(dataclasses.replace(c, latency_s=lat, time_by_unit_s=times, energy_breakdown_j=energy,
-                                       extra=extra))
+        # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
+        t_i = {"power": times["power"][i], **{k: times[k][i] for k in c.time_by_unit_s}}
+        e_i = {k: v[i] for k, v in energy.items() if k in c.energy_breakdown_j or k in _ADDED}
+        extra = {**c.extra, "clock_hz": clock_hz[i], "power_w": power_w[i], "power_limited": limited[i]}
+        out.append(CostArrays(kind=c.kind, device=c.device, flop=c.flop, latency_s=lat[i], time_by_unit_s=t_i,
+                              bytes_by_level=c.bytes_by_level, flop_by_unit=c.flop_by_unit, read_bytes=c.read_bytes,
+                              write_bytes=c.write_bytes, dram_activations=c.dram_activations, link_bytes=c.link_bytes,
+                              overhead_s=c.overhead_s, launches=c.launches, energy_breakdown_j=e_i,
+                              static_power_w=c.static_power_w, extra=extra, dispatch_s=c.dispatch_s))
     return out
+
+
+_ADDED = ("issue", "noc", "dram_interface", "static", "leakage", "clock")
