@@ -23,9 +23,12 @@ if TYPE_CHECKING:  # pandas costs ~0.2-0.5 s to import: only the frame methods l
 
 __all__ = ["OpResult", "RunResult", "TimelineEntry", "ENERGY_ARITHMETIC", "ENERGY_STATIC"]
 
-# Energy components that are not data movement; every other component is.
-ENERGY_ARITHMETIC = ("compute",)
-ENERGY_STATIC = ("static",)
+# Energy components that are not data movement; every other component is (register, l1, l2, l3,
+# noc, dram, dram_interface, link, pim). ``issue`` (instruction fetch/decode/scheduling/operand
+# collection) is the control that drives the arithmetic; ``static`` (board and DRAM background),
+# ``leakage`` and ``clock`` (the clock network) are drawn whatever the op does.
+ENERGY_ARITHMETIC = ("compute", "issue")
+ENERGY_STATIC = ("static", "leakage", "clock")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,9 @@ class OpResult:
         energy_breakdown_j: component -> J (``"compute"``, ``"register"``, ``"l1"``, ``"dram"``,
             ``"link"``, ``"static"``...).
         start_s: start time on the timeline (discrete-event engine; 0 for the roofline).
-        extra: engine-specific values (occupancy, waves, efficiency factors), floats only.
+        extra: engine-specific values (occupancy, waves, efficiency factors), floats only; on a
+            device with a power model ``clock_hz`` (the DVFS clock the op ran at), ``power_w`` (its
+            average power) and ``power_limited`` (1 where the power limit lowered the clock).
     """
 
     name: str
@@ -112,6 +117,16 @@ class RunResult:
         return float(sum(o.flop for o in self.ops))
 
     @property
+    def average_power_w(self) -> float:
+        """Average power over the run: energy / latency, in W (0 for a zero-latency run)."""
+        return self.energy_j / self.latency_s if self.latency_s > 0 else 0.0
+
+    @property
+    def clock_by_op_hz(self) -> dict[str, float]:
+        """The clock each op ran at (Hz; ops of a device without a power model are left out)."""
+        return {o.name: o.extra["clock_hz"] for o in self.ops if "clock_hz" in o.extra}
+
+    @property
     def data_movement_energy_j(self) -> float:
         """Energy of every component that is neither arithmetic nor static power, in J."""
         return sum(v for k, v in self.energy_breakdown_j.items()
@@ -163,6 +178,7 @@ class RunResult:
             "flop": self.flop,
             "achieved_flop_per_s": self.flop / self.latency_s if self.latency_s > 0 else 0.0,
             "data_movement_fraction": self.data_movement_fraction,
+            "average_power_w": self.average_power_w,
         }
 
     def to_json(self) -> str:

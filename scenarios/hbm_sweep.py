@@ -113,10 +113,10 @@ def run(smoke: bool) -> ScenarioOutput:
         "bandwidth": archsim.plot.sweep_lines(lines, x=BW, y="latency_s", hue=SM, logx=True),
     }
     notes = [
-        f"the Pareto front has {len(front)} point(s) with {distinct_front} distinct outcome(s): in archsim's "
-        "energy model more SMs or more HBM bandwidth cost no energy (static power is a fixed device figure and "
-        "DRAM energy is per bit moved), so the fastest "
-        "design is also the most frugal; a real trade-off needs static power that scales with SMs and PHYs",
+        f"the Pareto front has {len(front)} point(s) with {distinct_front} distinct outcome(s): static power "
+        "scales with the chip (leakage and clock network per SM, memory PHY power per unit of HBM bandwidth), "
+        "so more SMs and more bandwidth buy latency with power; before the power model (issue 14) static power "
+        "was a fixed device figure and the front collapsed to the single fastest design",
         f"L2 capacity changes latency by at most {l2_effect:.1%} at a fixed bandwidth and SM count: the traffic "
         "model finds BERT-large's GEMM tiles fit even the 12.5 MiB L2, and streaming ops gain nothing from L2",
         "archsim puts less time in normalizations than PyTorch did in 2020; a likely cause is that PyTorch's "

@@ -95,6 +95,9 @@ class _Gpu:
 def _measure_gpu(
     case: KernelCase, gpu: _Gpu, cfg: TimingConfig, seed: int
 ) -> tuple[dataio.Measurement, dict]:
+    import numpy as np
+
+    from validation.nvml import PowerSampler
     from validation.timing import time_gpu
 
     backend = gpu.gb.backend_for(case.backend)  # ImportError when CuPy is absent
@@ -112,7 +115,10 @@ def _measure_gpu(
     cfg_case = TimingConfig(
         **{**cfg.__dict__, "memory_budget_bytes": min(cfg.memory_budget_bytes, gpu.memory_budget)}
     )
+    sampler = None if gpu.simulator else PowerSampler.start()
     t = time_gpu(case.run, dev, backend, case.cache_policy, ws, gpu.l2_bytes, cfg_case, gpu.spin, gpu.flush)
+    # Board power while the case ran (NVML); energy per run = mean power x median run time.
+    power = sampler.stop(float(np.median(t.times_s)) if t.times_s else None) if sampler is not None else None
     diag = {
         "relative_error": err,
         "working_set_bytes": ws,
@@ -121,6 +127,7 @@ def _measure_gpu(
         "host_enqueue_s": t.enqueue_s,
         "gap_median_s": t.gap_median_s,
         "cache_policy": case.cache_policy,
+        "nvml": power,
     }
     if gpu.simulator:
         return None, diag  # the simulator's events carry no time

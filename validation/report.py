@@ -285,6 +285,18 @@ def run_report(
             else:
                 extra.append(sec)
             continue
+        if folder.name == "power":
+            sec = sections.power_section(folder)
+            if sec is None:
+                log(f"no gpu-roofline power data in {folder}")
+            else:
+                extra.append(sec)
+                from validation import power
+
+                rs = power.rows(folder)
+                for path in [power.write_rows(rs, out_dir / "power"), *power.write_figure(rs, out_dir / "power")]:
+                    log(f"  wrote {path}")
+            continue
         if sections.is_cpu_measure_folder(folder):
             sec = sections.cpu_section(folder)
             if sec is None:

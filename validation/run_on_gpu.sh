@@ -23,7 +23,7 @@ nvidia-smi -q > "$DEST/nvidia-smi.txt" 2>&1 || echo "nvidia-smi not available"
 
 missing=$(python - <<'PY'
 import importlib.util
-print(" ".join(m for m in ("simpy", "pydantic", "pint") if importlib.util.find_spec(m) is None))
+print(" ".join(m for m in ("simpy", "pydantic", "pint", "pynvml") if importlib.util.find_spec(m) is None))
 PY
 )
 if [ -n "$missing" ] && compgen -G ".whl/*.whl" > /dev/null; then
@@ -36,7 +36,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 python - > "$DEST/env.txt" 2>&1 <<'PY'
 import importlib, platform
 print("python", platform.python_version())
-for m in ("numpy", "scipy", "numba", "numba_cuda", "cupy", "simpy", "pydantic", "pint", "matplotlib"):
+for m in ("numpy", "scipy", "numba", "numba_cuda", "cupy", "simpy", "pydantic", "pint", "matplotlib", "pynvml"):
     try:
         print(m, getattr(importlib.import_module(m), "__version__", "?"))
     except Exception as exc:  # report, do not stop: the driver skips what it cannot import
@@ -44,10 +44,20 @@ for m in ("numpy", "scipy", "numba", "numba_cuda", "cupy", "simpy", "pydantic", 
 PY
 cat "$DEST/env.txt"
 
-# Kernels first (no new case starts after 300 s), then the two ceilings.
+# Kernels first (no new case starts after 300 s), then the two ceilings. While each case is timed,
+# validation.nvml samples board power and SM clock (pynvml, package nvidia-ml-py; skipped without it)
+# and diagnostics.json records them with the energy per run (mean power x median run time).
 timeout 390 python -m validation measure --target gpu --sizes full --out "$DEST" --deadline-s 300
 rc=$?
 echo "measure exit status: $rc"
+
+python - "$DEST/diagnostics.json" <<'PY' || true
+import json, sys
+diag = json.load(open(sys.argv[1]))
+cases = diag.get("cases", diag) if isinstance(diag, dict) else {}
+n = sum(1 for v in cases.values() if isinstance(v, dict) and v.get("nvml"))
+print(f"nvml: board power sampled for {n} of {len(cases)} cases")
+PY
 
 # The report needs archsim's engine; its result is informative here, the commit decides.
 timeout 60 python -m validation report --data "$OUT_ROOT" --out "$DEST/report" || echo "report exit status: $?"

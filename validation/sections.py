@@ -26,6 +26,8 @@ __all__ = [
     "Section",
     "is_cpu_measure_folder",
     "deepbench_section",
+    "POWER_TITLE",
+    "power_section",
     "cpu_section",
     "section_lines",
     "write_section",
@@ -36,6 +38,8 @@ DEEPBENCH_TITLE = "vendor-library timings (cuBLAS/cuDNN) published by DeepBench 
 # convolution rows, whatever algorithm cuDNN chose.
 DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 15.0, "conv_fwd_all": 25.0}
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
+POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 and L40, predicted by the power "
+               "model and the power-limit governor — development set")
 _CPU_MEASURE_COLUMNS = {"name", "family", "median_s", "iqr_s", "repeats", "correct"}
 
 
@@ -80,6 +84,27 @@ def deepbench_section(folder: Path) -> Section | None:
         "conv_fwd_implicit_gemm_algos: the rows where cuDNN chose an implicit-GEMM algorithm (no Winograd/FFT)",
     ]
     return Section("deepbench", DEEPBENCH_TITLE, families, notes)
+
+
+def power_section(folder: Path) -> Section | None:
+    """The gpu-roofline power/clock check on ``folder/gpu_roofline_power_a40_l40.csv``; None when absent."""
+    from validation import power
+
+    if not (folder / power.DATA_FILE).exists():
+        return None
+    rs = power.rows(folder)
+    families = [SectionFamily(name, n, mape, budget) for name, n, mape, budget in power.families(rs)]
+    worst = max((abs(r.clock_error_pct) for r in rs if (r.gpu, r.device_id) not in power.POWER_LIMIT_W), default=0.0)
+    notes = [
+        "predicted with the stock presets gpu/a40-48gb and gpu/l40-48gb (archsim.estimate of an explicit Kernel "
+        "per point: time model + power model + governor); measured: gpu-benches commit 1c36d50 (NVML max power, "
+        "median clock of 21 samples)",
+        "development set: 4 power fields per GPU were fitted on these points (validation/power_fit.py)",
+        "L40 device 1 runs at 350 W (L40S-class limit and 2520 MHz boost): evaluated with power_limit = 350 W, "
+        "reported without a budget",
+        f"largest clock error within the budgeted families: {worst:.1f} %",
+    ]
+    return Section("power", POWER_TITLE, families, notes)
 
 
 def is_cpu_measure_folder(folder: Path) -> bool:

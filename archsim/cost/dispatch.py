@@ -31,6 +31,7 @@ from archsim.cost import cpu as cpu_cost
 from archsim.cost import gpu as gpu_cost
 from archsim.cost import link as link_cost
 from archsim.cost import pim as pim_cost
+from archsim.cost import power
 from archsim.cost.params import CPUParams, GPUParams, LinkParams, PIMParams
 from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, CostArrays, CostOptions, OpCost
 from archsim.errors import EngineError
@@ -117,10 +118,10 @@ def op_cost_arrays(op: Any, role: str, targets: Sequence[Any], options: CostOpti
         return link_cost.cost(op, p)
     if role == "gpu":
         p = params if params is not None else GPUParams.from_devices(list(targets))
-        return gpu_cost.cost(op, p)
+        return power.apply([gpu_cost.cost(op, p)], p, gpu=True)[0]
     if role == "host":
         p = params if params is not None else CPUParams.from_devices(list(targets))
-        return cpu_cost.cost(op, p, options.threads)
+        return power.apply([cpu_cost.cost(op, p, options.threads)], p, gpu=False)[0]
     if role == "pim":
         p = params if params is not None else PIMParams.from_devices(list(targets))
         return pim_cost.cost(op, p)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from archsim.errors import EngineError
-from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice
+from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
 
 __all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
 
@@ -77,6 +77,23 @@ class GPUParams:
     dram_write_j_per_byte: np.ndarray
     dram_activation_j: np.ndarray
     static_power_w: np.ndarray
+    has_power: np.ndarray
+    power_limit_w: np.ndarray
+    board_power_w: np.ndarray
+    dram_background_w: np.ndarray
+    phy_power_w: np.ndarray
+    core_leakage_w: np.ndarray
+    uncore_leakage_w: np.ndarray
+    leakage_exponent: np.ndarray
+    core_clock_power_w: np.ndarray
+    issue_j: np.ndarray
+    noc_j_per_byte: np.ndarray
+    dram_interface_j_per_byte: np.ndarray
+    v_min: np.ndarray
+    v_max: np.ndarray
+    knee_clock_hz: np.ndarray
+    max_voltage_clock_hz: np.ndarray
+    min_clock_hz: np.ndarray
     host_dispatch_s: np.ndarray
 
     @classmethod
@@ -112,7 +129,10 @@ _GPU_SCALARS = (
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
-    "dram_activation_j", "static_power_w",
+    "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
+    "phy_power_w", "core_leakage_w", "uncore_leakage_w", "leakage_exponent", "core_clock_power_w", "issue_j",
+    "noc_j_per_byte", "dram_interface_j_per_byte", "v_min", "v_max", "knee_clock_hz", "max_voltage_clock_hz",
+    "min_clock_hz"),
 )
 _GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j")
 
@@ -138,12 +158,35 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
         g.static_power_w + dram.background_power_w,
     ]
+    row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
     row += [2.0 * lanes.get(p, 0) for p in PRECISIONS]
     row += [tc.get(p, 0) for p in PRECISIONS]
     vj, tj = en.vector_flop_j, en.tensor_flop_j
     row += [_energy(vj, p, s) for p in PRECISIONS]
     row += [_energy(tj, p, s) for p in PRECISIONS]
     return row
+
+
+def _power_row(pw: PowerModel | None, limit_w: float, clock_hz: float, background_w: float,
+               dram_bandwidth: float) -> list[float]:
+    """The power-model values of a device (``_GPU_SCALARS`` from ``has_power`` on); a device without
+    a power model gets an inert row (no limit, flat curve, zero terms)."""
+    if pw is None:
+        return [0.0, float("inf"), 0.0, background_w, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0,
+                0.5 * clock_hz, clock_hz, clock_hz]
+    return [1.0, limit_w, pw.board_power_w, background_w, pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth,
+            pw.core_leakage_power_w, pw.uncore_leakage_power_w, pw.leakage_voltage_exponent, pw.core_clock_power_w,
+            pw.issue_energy_j, pw.noc_energy_j_per_byte, pw.dram_interface_energy_j_per_byte, pw.v_min_v,
+            pw.v_max_v, pw.knee_clock_hz, pw.max_voltage_clock_hz, min(pw.min_clock_hz, clock_hz)]
+
+
+_POWER_COLUMNS = _GPU_SCALARS[_GPU_SCALARS.index("has_power"):]
+
+
+def _power_columns(rows: list[list[float]]) -> dict[str, np.ndarray]:
+    """The :func:`_power_row` of each device as one array per power field."""
+    table = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(_POWER_COLUMNS))
+    return {name: table[:, i].copy() for i, name in enumerate(_POWER_COLUMNS)}
 
 
 @dataclass(frozen=True)
@@ -185,6 +228,23 @@ class CPUParams:
     dram_write_j_per_byte: np.ndarray
     dram_activation_j: np.ndarray
     static_power_w: np.ndarray
+    has_power: np.ndarray
+    power_limit_w: np.ndarray
+    board_power_w: np.ndarray
+    dram_background_w: np.ndarray
+    phy_power_w: np.ndarray
+    core_leakage_w: np.ndarray
+    uncore_leakage_w: np.ndarray
+    leakage_exponent: np.ndarray
+    core_clock_power_w: np.ndarray
+    issue_j: np.ndarray
+    noc_j_per_byte: np.ndarray
+    dram_interface_j_per_byte: np.ndarray
+    v_min: np.ndarray
+    v_max: np.ndarray
+    knee_clock_hz: np.ndarray
+    max_voltage_clock_hz: np.ndarray
+    min_clock_hz: np.ndarray
 
     @classmethod
     def from_devices(cls, devices: Sequence[CPUDevice]) -> CPUParams:
@@ -234,6 +294,8 @@ class CPUParams:
             dram_write_j_per_byte=_arr([c.dram.write_energy_j_per_byte for c in d]),
             dram_activation_j=_arr([c.dram.activation_energy_j for c in d]),
             static_power_w=_arr([c.static_power_w + c.dram.background_power_w for c in d]),
+            **_power_columns([_power_row(c.power, c.effective_power_limit_w, c.core.clock_hz,
+                                         c.dram.background_power_w, c.dram.bandwidth_bytes_per_s) for c in d]),
         )
 
 

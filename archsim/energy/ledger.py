@@ -23,7 +23,8 @@ from archsim.errors import EngineError
 
 __all__ = ["COMPONENTS", "EnergyPrices", "account"]
 
-COMPONENTS: tuple[str, ...] = ("compute", "register", "l1", "l2", "l3", "dram", "pim", "link", "static")
+COMPONENTS: tuple[str, ...] = ("compute", "issue", "register", "l1", "l2", "l3", "noc", "dram",
+                               "dram_interface", "pim", "link", "static", "leakage", "clock")
 """Known component names, in reporting order (CPU cache names are reported as they are named)."""
 
 

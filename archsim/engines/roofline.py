@@ -93,7 +93,7 @@ class _Coster:
 
     def cost_all(self, ops: Sequence[Any]) -> list[CostArrays]:
         """The CostArrays of every op of ``ops`` (equal ops share one object)."""
-        from archsim.cost import gpu_batch
+        from archsim.cost import gpu_batch, power
 
         keys = [_op_key(op) for op in ops]
         first: dict[tuple[Any, ...], Any] = {}
@@ -109,7 +109,8 @@ class _Coster:
                 done[key] = op_cost_arrays(op, role, targets, self.options, self._params(role, targets))
         if gpu_keys:
             role, targets = self.resolved[False]
-            costs = gpu_batch.cost_many([first[k] for k in gpu_keys], self._params(role, targets))
+            params = self._params(role, targets)
+            costs = power.apply(gpu_batch.cost_many([first[k] for k in gpu_keys], params), params, gpu=True)
             done.update(zip(gpu_keys, costs, strict=True))
         return [done[k] for k in keys]
 
@@ -140,9 +141,11 @@ def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool
         for k, v in c.energy_breakdown_j.items():
             parts.setdefault(k, []).append(v)
     energy = {k: _running_sum(v) for k, v in parts.items()}
-    if overlap and "static" in energy:
-        # Static power is drawn once over the makespan, not once per op.
-        energy["static"] = energy["static"] * (total / np.where(serial > 0, serial, 1.0))
+    if overlap:
+        # Static, leakage and clock power are drawn once over the makespan, not once per op.
+        for key in ENERGY_STATIC:
+            if key in energy:
+                energy[key] = energy[key] * (total / np.where(serial > 0, serial, 1.0))
     return ops, costs, total, energy, name
 
 

@@ -2,7 +2,7 @@
 
 from archsim.hardware.base import PRECISION_BITS, PRECISIONS, HardwareModel, Precision, Source
 from archsim.hardware.cpu import BranchPredictor, CPUCore, CPUDevice, CPUEfficiency
-from archsim.hardware.energy import EnergyTable
+from archsim.hardware.energy import EnergyTable, PowerModel
 from archsim.hardware.gpu import GPUDevice, GPUEfficiency, StreamingMultiprocessor, TensorCore
 from archsim.hardware.memory import DRAM, Cache, Link
 from archsim.hardware.pim import PIMDevice, PIMEfficiency, PIMUnit
@@ -11,7 +11,7 @@ from archsim.hardware.system import Device, Hardware, System
 __all__ = [
     "PRECISIONS", "PRECISION_BITS", "Precision", "HardwareModel", "Source",
     "BranchPredictor", "CPUCore", "CPUDevice", "CPUEfficiency",
-    "EnergyTable",
+    "EnergyTable", "PowerModel",
     "GPUDevice", "GPUEfficiency", "StreamingMultiprocessor", "TensorCore",
     "DRAM", "Cache", "Link",
     "PIMDevice", "PIMEfficiency", "PIMUnit",

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from archsim.hardware.base import PRECISION_BITS, HardwareModel, NonNegativeInt, Precision, Source, si
-from archsim.hardware.energy import EnergyTable
+from archsim.hardware.energy import EnergyTable, PowerModel
 from archsim.hardware.memory import DRAM, Cache
 from archsim.units import Frequency, Power, Time
 
@@ -96,6 +96,10 @@ class CPUDevice(HardwareModel):
     energy: EnergyTable
     static_power_w: Power = si("static_power", description="power drawn when idle")
     tdp_w: Power = si("tdp", gt=0)
+    power_limit_w: Power | None = si("power_limit", gt=0, default=None,
+                                     description="package power limit (PPT/PL1) the governor enforces; None: tdp")
+    power: PowerModel | None = Field(None, description="package/leakage/clock power, energy per instruction "
+                                     "and the V-f curve; None: static power only, no DVFS")
     efficiency: CPUEfficiency
     sources: list[Source] = Field(default_factory=list)
 
@@ -115,6 +119,11 @@ class CPUDevice(HardwareModel):
         if self.static_power_w > self.tdp_w:
             raise ValueError("static_power exceeds tdp")
         return self
+
+    @property
+    def effective_power_limit_w(self) -> float:
+        """The enforced package power limit (W): ``power_limit`` if given, else ``tdp``."""
+        return self.power_limit_w if self.power_limit_w is not None else self.tdp_w
 
     def cache(self, name: str) -> Cache:
         """The cache level called ``name``."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from archsim.hardware.base import HardwareModel, Precision, si
-from archsim.units import EnergyPerByte, EnergyPerFlop
+from archsim.units import Energy, EnergyPerByte, EnergyPerFlop, Frequency, Power
 
 ComputeUnit = Literal["vector", "tensor", "special"]
 
@@ -78,3 +78,66 @@ class EnergyTable(HardwareModel):
     def register_access_j_per_byte(self) -> float:
         """Register-file energy per byte at the device's node, in J/B."""
         return self.register_j_per_byte * self.scale
+
+
+class PowerModel(HardwareModel):
+    """What a chip draws besides its action energies, and how its voltage follows its clock.
+
+    Average power of an op at clock ``f`` (:mod:`archsim.energy.dvfs`):
+
+        P(f) = board + phy_power_per_bandwidth x peak DRAM bandwidth
+             + (core_leakage x N x active + uncore_leakage) x (V/v_max)^leakage_voltage_exponent
+             + core_clock_power x N x (f / max_voltage_clock) x (V/v_max)^2
+             + (sum of on-chip action energies x (V(f)/v_max)^2 + DRAM energies) / t(f)
+
+    with ``N`` the SMs (cores) and ``active`` the fraction of them the op occupies: static power
+    scales with the SM count and the memory interface, so a bigger chip or more HBM costs power.
+    Dynamic energy is C V^2 (so action energies, stated at v_max, i.e. at ``max_voltage_clock``, scale
+    by (V/v_max)^2) and the clock network switches every cycle whatever the work (C V^2 f); this is
+    the component split of GPUWattch (Leng et al., ISCA 2013) and AccelWattch (Kandiah et al.,
+    MICRO 2021: constant + static + idle-SM + dynamic power, with a DVFS-aware voltage term).
+
+    The voltage-frequency curve is piecewise linear: ``v_min`` up to ``knee_clock`` (the voltage
+    floor of the process), then linear to ``v_max`` at ``max_voltage_clock``, extrapolated above
+    it. A power limit makes the DVFS governor pick the highest clock in ``[min_clock, clock]``
+    whose power fits (:func:`archsim.energy.dvfs.solve_clock`).
+    """
+
+    board_power_w: Power = si("board_power", description="constant power while busy: fans, VRM losses, "
+                              "DRAM refresh (W)")
+    phy_power_per_bandwidth_j_per_byte: EnergyPerByte = si(
+        "phy_power_per_bandwidth", description="static power of the memory PHYs and controllers per unit of "
+        "peak DRAM bandwidth (W per B/s = J/B): more channels, more PHYs")
+    core_leakage_power_w: Power = si("core_leakage_power", description="leakage of one SM (GPU) or core (CPU) at "
+                                     "v_max and operating temperature (W); scales with the fraction the op occupies")
+    uncore_leakage_power_w: Power = si("uncore_leakage_power", description="leakage of the rest of the chip "
+                                       "(L2/LLC, NoC, memory controllers) at v_max (W)")
+    leakage_voltage_exponent: float = Field(3.0, gt=0, description="leakage power ~ V^n over the DVFS range")
+    core_clock_power_w: Power = si("core_clock_power", description="clock tree and idle pipeline switching of "
+                                   "one SM or core at max_voltage_clock and v_max, whatever the work (W, ~ f V^2)")
+    issue_energy_j: Energy = si("issue_energy", description="fetch, decode, schedule and operand collection "
+                                "per warp instruction (GPU) or per instruction (CPU, incl. out-of-order "
+                                "rename/ROB/scheduler), at v_max (J)")
+    noc_energy_j_per_byte: EnergyPerByte = si("noc_energy", description="on-chip network per byte between "
+                                              "the cores/SMs and the last-level cache, at v_max")
+    dram_interface_energy_j_per_byte: EnergyPerByte = si(
+        "dram_interface_energy", description="memory controller and PHY on the processor side per DRAM byte "
+        "(the DRAM's own core and I/O energy is the memory's read/write energy)")
+    v_min_v: float = Field(alias="v_min", gt=0, description="voltage floor of the V-f curve, V")
+    v_max_v: float = Field(alias="v_max", gt=0, description="voltage at max_voltage_clock, V")
+    knee_clock_hz: Frequency = si("knee_clock", gt=0, description="highest clock at v_min")
+    max_voltage_clock_hz: Frequency = si("max_voltage_clock", gt=0, description="clock at v_max")
+    min_clock_hz: Frequency = si("min_clock", gt=0, description="lowest clock the governor uses")
+
+    @model_validator(mode="after")
+    def _curve(self) -> PowerModel:
+        if self.v_min_v > self.v_max_v:
+            raise ValueError(f"v_min {self.v_min_v} V exceeds v_max {self.v_max_v} V")
+        if self.knee_clock_hz >= self.max_voltage_clock_hz:
+            raise ValueError("knee_clock must be below max_voltage_clock")
+        return self
+
+    def voltage(self, clock_hz: float) -> float:
+        """Supply voltage at ``clock_hz`` on the piecewise-linear curve (V)."""
+        slope = (self.v_max_v - self.v_min_v) / (self.max_voltage_clock_hz - self.knee_clock_hz)
+        return self.v_min_v + slope * max(clock_hz - self.knee_clock_hz, 0.0)

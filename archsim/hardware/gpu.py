@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from archsim.hardware.base import HardwareModel, NonNegativeInt, Precision, Source, si
-from archsim.hardware.energy import MAX_NODE_NM, EnergyTable
+from archsim.hardware.energy import MAX_NODE_NM, EnergyTable, PowerModel
 from archsim.hardware.memory import DRAM, Cache
 from archsim.units import Frequency, Power, Size, Time
 
@@ -117,6 +117,10 @@ class GPUDevice(HardwareModel):
     energy: EnergyTable
     static_power_w: Power = si("static_power", description="idle power")
     tdp_w: Power = si("tdp", gt=0)
+    power_limit_w: Power | None = si("power_limit", gt=0, default=None,
+                                     description="board power limit the DVFS governor enforces; None: tdp")
+    power: PowerModel | None = Field(None, description="board/leakage/clock power and the V-f curve; "
+                                     "None: static power only, no DVFS")
     efficiency: GPUEfficiency
     sources: list[Source] = Field(default_factory=list)
 
@@ -129,6 +133,11 @@ class GPUDevice(HardwareModel):
         if self.static_power_w > self.tdp_w:
             raise ValueError("static_power exceeds tdp")
         return self
+
+    @property
+    def effective_power_limit_w(self) -> float:
+        """The enforced board power limit (W): ``power_limit`` if given, else ``tdp``."""
+        return self.power_limit_w if self.power_limit_w is not None else self.tdp_w
 
     @property
     def tensor_clock(self) -> float:

@@ -54,10 +54,25 @@ def test_time_above_peak_bounds(op):
 @given(op=op_strategy, lo=st.sampled_from(["300 GB/s", "600 GB/s"]), sms=st.sampled_from([40, 60]),
        clock=st.sampled_from(["1000 MHz", "1200 MHz"]))
 def test_more_resources_never_slower(op, lo, sms, clock):
-    base = estimate(op, V100).latency_s
-    assert estimate(op, _variant(**{"dram.bandwidth": lo})).latency_s >= base * (1 - 1e-12)
-    assert estimate(op, _variant(sm_count=sms)).latency_s >= base * (1 - 1e-12)
-    assert estimate(op, _variant(clock=clock)).latency_s >= base * (1 - 1e-12)
+    # At a fixed clock (power limit lifted): under a power cap, more DRAM bandwidth or more SMs draw
+    # more power and the governor may take it back from the clock, so "never slower" is a claim about
+    # the resources alone.
+    free = {"power_limit": "1 MW"}
+    base = estimate(op, _variant(**free)).latency_s
+    assert estimate(op, _variant(**{"dram.bandwidth": lo}, **free)).latency_s >= base * (1 - 1e-12)
+    assert estimate(op, _variant(sm_count=sms, **free)).latency_s >= base * (1 - 1e-12)
+    assert estimate(op, _variant(clock=clock, **free)).latency_s >= base * (1 - 1e-12)
+
+
+@SETTINGS
+@given(op=op_strategy, limit=st.sampled_from(["150 W", "220 W"]))
+def test_lower_power_limit_never_faster_nor_hungrier(op, limit):
+    # The governor only ever lowers the clock: a tighter limit never shortens an op or raises its power.
+    base = estimate(op, V100)
+    tight = estimate(op, _variant(power_limit=limit))
+    assert tight.latency_s >= base.latency_s * (1 - 1e-12)
+    assert tight.ops[0].extra["clock_hz"] <= base.ops[0].extra["clock_hz"]
+    assert tight.average_power_w <= max(base.average_power_w, float(limit.split()[0])) * (1 + 1e-6)
 
 
 @SETTINGS

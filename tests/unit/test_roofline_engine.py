@@ -22,8 +22,10 @@ def test_compute_bound_gemm(v100):
     # 1 block/SM (224 regs), 2048 blocks over 80 slots = 26 waves. Either way, per wave:
     # 32768 tile outputs per SM x 2 x 8192 FLOP / (1024 x 1.53e9 x 0.9 FLOP/s) = 380.8 us;
     # compute = 26 x 380.8 us = 9.899 ms (a plain peak roofline: 1.1e12 / 125.3e12 = 8.78 ms).
+    # The power limit is lifted so the clock stays at 1.53 GHz (at 300 W the governor lowers it:
+    # test_power_limit_lowers_the_clock).
     op = ops.Gemm(8192, 8192, 8192, dtype="fp16")
-    r = estimate(op, v100)
+    r = estimate(op, v100.model_copy(update={"power_limit_w": 1e6}))
     o = r.ops[0]
     per_wave = 2 * 2 * 128 * 128 * 8192 / (1024 * 1.53e9 * 0.9)
     assert o.bound == "compute:tensor"
@@ -34,6 +36,22 @@ def test_compute_bound_gemm(v100):
     fill_max = 26 * (193 / 1.53e9 + 317e-9)
     assert 26 * per_wave + 4e-6 < o.latency_s <= 26 * per_wave + 4e-6 + fill_max
     assert r.latency_s == o.latency_s
+
+
+def test_power_limit_lowers_the_clock(v100):
+    # The same GEMM at a 250 W limit: the boost-clock power (~295 W) exceeds it, so the op runs at
+    # the clock whose power is 250 W, and its compute time grows by the clock ratio.
+    op = ops.Gemm(8192, 8192, 8192, dtype="fp16")
+    free = estimate(op, v100.model_copy(update={"power_limit_w": 1e6})).ops[0]
+    o = estimate(op, v100.model_copy(update={"power_limit_w": 250.0})).ops[0]
+    assert free.extra["power_w"] > 250.0 and free.extra["power_limited"] == 0.0
+    assert o.bound == "power" and o.extra["power_limited"] == 1.0
+    assert o.extra["power_w"] == pytest.approx(250.0, rel=1e-5)
+    ratio = o.extra["clock_hz"] / 1.53e9
+    assert 0.5 < ratio < 1.0
+    assert o.time_by_unit_s["compute:tensor"] == pytest.approx(free.time_by_unit_s["compute:tensor"] / ratio)
+    # Energy components still sum to the total.
+    assert sum(o.energy_breakdown_j.values()) == pytest.approx(o.energy_j, rel=1e-12)
 
 
 def test_memory_bound_relu(v100):

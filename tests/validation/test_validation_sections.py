@@ -87,3 +87,32 @@ def test_gpu_format_folder_is_not_a_cpu_section():
     synthetic = Path(__file__).parent / "fixtures" / "synthetic_data" / "synthetic-device"
     assert not sections.is_cpu_measure_folder(synthetic)
     assert sections.deepbench_section(synthetic) is None
+
+
+@functools.cache
+def _power() -> sections.Section:
+    sec = sections.power_section(DATA / "power")
+    assert sec is not None, "validation/data/power/ must hold gpu_roofline_power_a40_l40.csv"
+    return sec
+
+
+def test_power_budgets():
+    # gpu-roofline on 8 A40s and 2 L40s, 68 intensities each: power MAPE <= 10 %, clock MAPE <= 5 % on
+    # the A40s and on the L40 at the preset's 300 W limit; the 350 W L40 board is reported, not budgeted.
+    fams = {f.family: f for f in _power().families}
+    assert fams["power_a40"].n == 8 * 68 and fams["power_l40"].n == 68 and fams["power_l40_dev1_350w"].n == 68
+    for name in ("power_a40", "power_l40"):
+        assert fams[name].budget_pct == 10.0 and fams[name].mape_pct <= 10.0, fams[name]
+    for name in ("clock_a40", "clock_l40"):
+        assert fams[name].budget_pct == 5.0 and fams[name].mape_pct <= 5.0, fams[name]
+    assert fams["power_l40_dev1_350w"].budget_pct is None
+    assert not _power().over_budget
+
+
+def test_report_power_section_and_figure(tmp_path):
+    logs: list[str] = []
+    assert run_report(DATA, tmp_path, devices=["power"], log=logs.append) == 0, "\n".join(logs)
+    assert logs[-1].endswith("summary.txt") and any(line == f"== {sections.POWER_TITLE} ==" for line in logs)
+    assert "development set" in sections.POWER_TITLE
+    for name in ("points.csv", "power_vs_intensity.png", "power_vs_intensity.pdf", "families.csv"):
+        assert (tmp_path / "power" / name).exists(), name

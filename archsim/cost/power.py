@@ -1,0 +1,199 @@
+"""Power of an op, the power limit and DVFS: the clock an op runs at, and what that does to it.
+
+The cost functions (:mod:`archsim.cost.gpu`, :mod:`archsim.cost.cpu`) price an op at the device's
+nominal (boost) clock. :func:`apply` then, for a device with a :class:`~archsim.hardware.PowerModel`:
+
+1. adds the action energies the ledger does not price: instruction issue (fetch, decode,
+   scheduling, operand collection; per warp instruction on a GPU, per instruction on a CPU, where it
+   carries the out-of-order overhead), the on-chip network (bytes between the SMs/cores and the
+   last-level cache) and the processor-side memory interface (controller + PHY per DRAM byte);
+2. solves for the clock (:func:`archsim.energy.dvfs.solve_clock`): the highest clock whose average
+   power fits the power limit, all ops and hardware points in one vectorised bisection;
+3. rescales the op to that clock: compute, L1 and L2 (or CPU cache) times by f_nom / f, DRAM and
+   dependent-latency times unchanged; on-chip energies by (V(f) / v_max)^2; and replaces the
+   static energy by board, leakage and clock-network power times the new latency.
+
+The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
+``extra["power_limited"]`` (1 where the limit lowered the clock); where that cost time, the time
+key ``power`` holds the op's kernel time and its bound reads ``power``.
+
+Instruction counts are first-order: a vector FMA warp instruction does 2 x warp_size FLOP, a
+Tensor Core warp MMA ``MMA_FLOP_PER_WARP_INSTRUCTION``, a global load or store moves
+``MEMORY_BYTES_PER_LANE`` per lane; a CPU vector instruction does 2 x SIMD lanes FLOP and a load
+moves one SIMD register.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from archsim.cost.types import CostArrays
+from archsim.energy import PowerTerms, VFCurve, op_power, op_time, solve_clock, voltage
+
+__all__ = ["apply", "MMA_FLOP_PER_WARP_INSTRUCTION", "MEMORY_BYTES_PER_LANE", "OFFCHIP", "TIME_SCALED"]
+
+MMA_FLOP_PER_WARP_INSTRUCTION = 4096.0
+"""FLOP of one warp-level MMA: mma.sync m16n8k16 = 2 x 16 x 8 x 16 (PTX ISA, Warp-level MMA shapes)."""
+
+MEMORY_BYTES_PER_LANE = 4.0
+"""Bytes one lane moves per global memory instruction (a 32-bit LDG/STG: 128 B per warp)."""
+
+OFFCHIP = ("dram", "dram_interface", "link", "pim")
+"""Energy components that do not scale with the core voltage (off-chip and I/O supplies)."""
+
+NOT_POWER_MODEL = ("static", "leakage", "clock")
+
+TIME_SCALED_MEMORY = ("memory:l1", "memory:l2", "memory:l1d", "memory:l3")
+"""Memory levels clocked with the cores (GPU L1/L2, CPU caches), whose time follows the clock."""
+
+TIME_SCALED = TIME_SCALED_MEMORY
+"""Public alias: the memory time keys that scale with the clock (plus every ``compute:`` key)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _clocked(key: str) -> bool:
+    return key.startswith("compute:") or key in TIME_SCALED_MEMORY
+
+
+def _zero(c: CostArrays) -> np.ndarray:
+    return np.zeros_like(c.latency_s)
+
+
+def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
+    """Instructions issued (warp instructions on a GPU) per op and point, from the FLOP by unit and
+    the bytes loaded (GPU: through L2, CPU: from L1)."""
+    n = np.zeros_like(load_bytes)
+    for key, count in flop.items():
+        unit = key.partition(":")[0]
+        if gpu:
+            per = MMA_FLOP_PER_WARP_INSTRUCTION if unit == "tensor" else (
+                p.warp_size if unit == "special" else 2.0 * p.warp_size)
+        else:
+            lanes = p.simd_bytes / 4.0
+            per = lanes if unit == "special" else 2.0 * lanes * (8.0 if unit == "matrix" else 1.0)
+        n = n + count / per
+    if gpu:
+        return n + load_bytes / (p.warp_size * MEMORY_BYTES_PER_LANE)
+    return n + load_bytes / p.simd_bytes
+
+
+def _rows(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.stack`` of equal-length 1-d arrays (one concatenate: the stack's per-row checks cost more
+    than the numbers here)."""
+    try:
+        return np.concatenate(arrays).reshape(len(arrays), -1)
+    except ValueError:  # a 0-d entry: broadcast the slow way
+        return np.stack(np.broadcast_arrays(*arrays))
+
+
+def _occupancy(c: CostArrays, gpu: bool, one: np.ndarray) -> np.ndarray:
+    """Thread blocks (GPU) or threads (CPU) of an op, per point (NaN: not known, taken as all)."""
+    got = c.extra.get("blocks" if gpu else "threads")
+    return one * np.nan if got is None else got
+
+
+def _active(rows: list[np.ndarray], p: Any, gpu: bool) -> np.ndarray:
+    """Fraction of SMs (cores) each op occupies: its thread blocks (threads) over the SMs (cores)."""
+    units = p.sm_count if gpu else p.cores
+    got = _rows(rows)
+    return np.clip(np.where(np.isnan(got), 1.0, got / units), 0.0, 1.0)
+
+
+def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
+    """``costs`` (ops priced at the nominal clock at the points of pack ``p``) at their DVFS clocks.
+
+    ``p`` is a :class:`~archsim.cost.params.GPUParams` (``gpu=True``) or
+    :class:`~archsim.cost.params.CPUParams`. Points without a power model are returned unchanged.
+    """
+    costs = list(costs)
+    if not costs or not np.any(p.has_power):
+        return costs
+    last = p.caches[-1].name if not gpu else "l2"
+    loads = "l2" if gpu else p.caches[0].name  # where load instructions are counted from
+    zero = np.zeros_like(costs[0].latency_s)
+    one = np.ones_like(zero)
+
+    def stacked(rows: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        # One (ops, points) array per key, missing keys as 0: numpy work per key, not per op.
+        keys = dict.fromkeys(k for r in rows for k in r)
+        return {k: _rows([r.get(k, zero) for r in rows]) for k in keys}
+
+    energy0 = stacked([c.energy_breakdown_j for c in costs])
+    times0 = stacked([c.time_by_unit_s for c in costs])
+    flop = stacked([c.flop_by_unit for c in costs])
+    level = stacked([{"loads": c.bytes_by_level.get(loads, zero), last: c.bytes_by_level.get(last, zero),
+                      "dram": c.bytes_by_level.get("dram", zero)} for c in costs])
+    issue = _instructions(flop, level["loads"], p, gpu) * p.issue_j
+    noc = level[last] * p.noc_j_per_byte if gpu else np.zeros_like(issue)
+    iface = level["dram"] * p.dram_interface_j_per_byte
+    onchip = issue + noc
+    offchip = iface.copy()
+    for k, v in energy0.items():
+        if k in OFFCHIP:
+            offchip = offchip + v
+        elif k not in NOT_POWER_MODEL:
+            onchip = onchip + v
+    clocked = [v for k, v in times0.items() if k != "overhead" and _clocked(k)]
+    unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
+    clock_s = functools.reduce(np.maximum, clocked) if clocked else np.zeros_like(issue)
+    memory_s = functools.reduce(np.maximum, unclocked) if unclocked else np.zeros_like(issue)
+    latency = _rows([c.latency_s for c in costs])
+    fixed = _rows([c.overhead_s for c in costs])
+    excess = np.maximum(latency - fixed - np.maximum(clock_s, memory_s), 0.0)
+    active = _active([_occupancy(c, gpu, one) for c in costs], p, gpu)
+    cores = p.sm_count if gpu else p.cores
+    curve = VFCurve(p.v_min, p.v_max, p.knee_clock_hz, p.max_voltage_clock_hz)
+    # Static power scales with the chip: leakage and clock network per SM (core), the memory PHYs
+    # with the peak DRAM bandwidth; SMs an op leaves empty leak less (power-gated or idle).
+    terms = PowerTerms(nominal_hz=p.clock_hz, fixed_s=fixed, clock_s=clock_s, memory_s=memory_s, excess_s=excess,
+                       onchip_j=onchip, offchip_j=offchip,
+                       board_w=p.board_power_w + p.dram_background_w + p.phy_power_w,
+                       leakage_w=p.core_leakage_w * cores * active + p.uncore_leakage_w,
+                       clock_w=p.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent, curve=curve)
+    has = p.has_power > 0
+    every = bool(np.all(has))
+
+    def where(a: Any, b: Any) -> Any:
+        # np.where(has, a, b), skipped when every point has a power model (the usual case).
+        return a if every else np.where(has, a, b)
+
+    ratio = where(solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
+    lat = where(latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio))), latency)
+    watts = op_power(terms, ratio)
+    # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
+    # the governor or set by the user, runs them at V(f)^2 / v_max^2.
+    scale = where((voltage(curve, p.clock_hz * ratio) / p.v_max) ** 2, 1.0)
+    energy = {k: (v if k in OFFCHIP else v * scale) for k, v in energy0.items() if k not in NOT_POWER_MODEL}
+    energy["issue"] = where(issue * scale, 0.0)
+    if gpu:
+        energy["noc"] = where(noc * scale, 0.0)
+    # The memory interface: its per-byte energy and its PHYs' standing power over the op.
+    energy["dram_interface"] = where(iface + p.phy_power_w * lat, 0.0)
+    energy["static"] = where((watts["board"] - p.phy_power_w) * lat, energy0.get("static", 0.0))
+    energy["leakage"] = where(watts["leakage"] * lat, 0.0)
+    energy["clock"] = where(watts["clock"] * lat, 0.0)
+    total = functools.reduce(np.add, energy.values())
+    power_w = np.divide(total, lat, out=np.zeros_like(lat), where=lat > 0)
+    times = {"power": np.where(lat > latency * (1.0 + 1e-12), lat - fixed, 0.0)}
+    times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
+    clock_hz = p.clock_hz * ratio
+    limited = (ratio < 1.0).astype(np.float64)
+    out = []
+    for i, c in enumerate(costs):
+        # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
+        t_i = {"power": times["power"][i], **{k: times[k][i] for k in c.time_by_unit_s}}
+        e_i = {k: v[i] for k, v in energy.items() if k in c.energy_breakdown_j or k in _ADDED}
+        extra = {**c.extra, "clock_hz": clock_hz[i], "power_w": power_w[i], "power_limited": limited[i]}
+        out.append(CostArrays(kind=c.kind, device=c.device, flop=c.flop, latency_s=lat[i], time_by_unit_s=t_i,
+                              bytes_by_level=c.bytes_by_level, flop_by_unit=c.flop_by_unit, read_bytes=c.read_bytes,
+                              write_bytes=c.write_bytes, dram_activations=c.dram_activations, link_bytes=c.link_bytes,
+                              overhead_s=c.overhead_s, launches=c.launches, energy_breakdown_j=e_i,
+                              static_power_w=c.static_power_w, extra=extra, dispatch_s=c.dispatch_s))
+    return out
+
+
+_ADDED = ("issue", "noc", "dram_interface", "static", "leakage", "clock")

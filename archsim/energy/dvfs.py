@@ -1,0 +1,146 @@
+"""Power limits and DVFS: the highest clock whose average power fits the limit.
+
+An op run at clock ``f`` (ratio ``r = f / f_nom`` to the device's nominal clock) takes
+
+    t(r) = t_fixed + max(T_clock / r, T_mem) + T_excess / r
+
+where ``T_clock`` is the longest clock-bound time (compute units, L1 and L2, whose bandwidths
+scale with the core clock), ``T_mem`` the longest time that does not scale (DRAM, dependent-latency
+chains), ``T_excess`` any extra wave-by-wave time of the kernel, and ``t_fixed`` its launch/dispatch
+overheads. Its average power is (:class:`archsim.hardware.PowerModel`)
+
+    P(r) = P_board + P_leak x (V/v_max)^n x occupancy share + P_clock x (f/f_vmax) x (V/v_max)^2
+           + (E_onchip x (V(f)/v_max)^2 + E_offchip) / t(r)
+
+Every term falls as the clock falls (V is non-decreasing in f and t(r) non-increasing), so
+``P(r) <= limit`` holds on an interval ``[r_min, r*]``: :func:`solve_clock` finds ``r*`` by bisection,
+vectorised over every (op, hardware point) at once. Where even ``min_clock`` exceeds the limit the
+governor sits at ``min_clock`` (the chip would throttle further by clock gating, which is not
+modelled). All arrays broadcast together; units are SI (s, J, W, Hz, V).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["VFCurve", "PowerTerms", "voltage", "op_time", "op_power", "total_power", "solve_clock"]
+
+BISECTION_STEPS = 20
+"""Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
+
+
+@dataclass(frozen=True)
+class VFCurve:
+    """Piecewise-linear voltage-frequency curves over points (arrays, V and Hz)."""
+
+    v_min: np.ndarray
+    v_max: np.ndarray
+    knee_hz: np.ndarray
+    vmax_hz: np.ndarray
+
+
+def voltage(curve: VFCurve, clock_hz: np.ndarray) -> np.ndarray:
+    """V(f): ``v_min`` up to the knee, then linear to ``v_max`` at ``vmax_hz`` (extrapolated above)."""
+    slope = (curve.v_max - curve.v_min) / (curve.vmax_hz - curve.knee_hz)
+    return curve.v_min + slope * np.maximum(clock_hz - curve.knee_hz, 0.0)
+
+
+@dataclass(frozen=True)
+class PowerTerms:
+    """What an op's power depends on, over points (arrays broadcast together).
+
+    Attributes:
+        nominal_hz: the clock the times and energies were computed at.
+        fixed_s, clock_s, memory_s, excess_s: the time split of the module doc at the nominal clock.
+        onchip_j: action energies at v_max that scale with V^2 (arithmetic, issue, register, L1, L2, NoC).
+        offchip_j: action energies that do not (DRAM core and I/O, memory interface, links).
+        board_w, leakage_w, clock_w: the constant terms at v_max (leakage already times the
+            occupancy share).
+        leakage_exponent: n of the leakage's V^n.
+    """
+
+    nominal_hz: np.ndarray
+    fixed_s: np.ndarray
+    clock_s: np.ndarray
+    memory_s: np.ndarray
+    excess_s: np.ndarray
+    onchip_j: np.ndarray
+    offchip_j: np.ndarray
+    board_w: np.ndarray
+    leakage_w: np.ndarray
+    clock_w: np.ndarray
+    leakage_exponent: np.ndarray
+    curve: VFCurve
+
+
+def op_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
+    """t(r) of the module doc, in s."""
+    return t.fixed_s + np.maximum(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
+
+
+def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
+    """Average power by term at clock ratio ``ratio`` (W): board, leakage, clock, onchip, offchip."""
+    f = t.nominal_hz * ratio
+    v = voltage(t.curve, f)
+    rel = v / t.curve.v_max
+    time = op_time(t, ratio)
+    inv = np.divide(1.0, time, out=np.zeros_like(time), where=time > 0)
+    return {
+        "board": t.board_w + 0.0 * ratio,
+        "leakage": t.leakage_w * rel ** t.leakage_exponent,
+        "clock": t.clock_w * (f / t.curve.vmax_hz) * rel ** 2,
+        "onchip": t.onchip_j * rel ** 2 * inv,
+        "offchip": t.offchip_j * inv,
+    }
+
+
+def total_power(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
+    """The sum of :func:`op_power` (W)."""
+    parts = op_power(t, ratio)
+    return parts["board"] + parts["leakage"] + parts["clock"] + parts["onchip"] + parts["offchip"]
+
+
+def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np.ndarray:
+    """The highest clock ratio in ``[min_ratio, 1]`` whose power is within ``limit_w``.
+
+    1 where the op fits at the nominal clock; ``min_ratio`` where nothing fits. Bisection on
+    the monotone :func:`total_power` (module doc), on the over-limit points only, all at once.
+    """
+    one = np.ones(np.broadcast(t.clock_s, limit_w).shape)
+    over = total_power(t, one) > limit_w
+    if not np.any(over):
+        return one
+    idx = np.nonzero(over)
+
+    def pick(x: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(x, one.shape)[idx]
+
+    # The terms of the over-limit points, with everything that does not depend on the clock folded.
+    f0, vmin, vmax = pick(t.nominal_hz), pick(t.curve.v_min), pick(t.curve.v_max)
+    knee, slope = pick(t.curve.knee_hz), pick((t.curve.v_max - t.curve.v_min) / (t.curve.vmax_hz - t.curve.knee_hz))
+    fixed, clock_s, memory_s, excess = pick(t.fixed_s), pick(t.clock_s), pick(t.memory_s), pick(t.excess_s)
+    onchip, offchip, board = pick(t.onchip_j), pick(t.offchip_j), pick(t.board_w)
+    leak, n = pick(t.leakage_w), pick(t.leakage_exponent)
+    clk = pick(t.clock_w) * f0 / pick(t.curve.vmax_hz)
+    limit = pick(limit_w)
+    cube = bool(np.all(n == 3.0))
+
+    def excess_power(r: np.ndarray) -> np.ndarray:
+        rel = (vmin + slope * np.maximum(f0 * r - knee, 0.0)) / vmax
+        rel2 = rel * rel
+        time = fixed + np.maximum(clock_s / r, memory_s) + excess / r
+        leak_v = rel2 * rel if cube else rel ** n
+        return board + leak * leak_v + clk * r * rel2 + (onchip * rel2 + offchip) / time - limit
+
+    lo = np.broadcast_to(min_ratio, one.shape)[idx].astype(np.float64)
+    hi = np.ones_like(lo)
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        fits = excess_power(mid) <= 0
+        lo = np.where(fits, mid, lo)
+        hi = np.where(fits, hi, mid)
+    out = one.copy()
+    out[idx] = lo
+    return out
