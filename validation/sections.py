@@ -1,9 +1,9 @@
 """The report's sections that are not this project's GPU kernel measurements.
 
 * DeepBench: vendor-library timings (cuBLAS GEMM, cuDNN forward convolution) that Baidu's DeepBench
-  published for a V100, predicted with the stock ``gpu/v100-sxm2-16gb`` preset by
-  :mod:`validation.deepbench`. It is the development set of the library-op models (``Gemm``,
-  ``Conv2d``), not a measurement of any kernel in ``validation/kernels``.
+  published for a V100, a P100 and a T4, predicted with each device's stock preset by
+  :mod:`validation.deepbench`. They are the development sets of the library-op models (``Gemm``,
+  ``Conv2d``), not measurements of any kernel in ``validation/kernels``.
 * CPU: ``validation/data/cpu-*/measurements.csv`` written by :mod:`validation.cpu_measure` (numba CPU
   kernels on the measuring machine), predicted by :func:`validation.cpu_compare.compare` with the
   interval core model.
@@ -31,24 +31,48 @@ __all__ = [
     "write_section",
 ]
 
-DEEPBENCH_TITLE = "vendor-library timings (cuBLAS/cuDNN) published by DeepBench on V100 — development set"
-# MAPE budgets of the DeepBench families, percent: all GEMM rows (fp32 and fp16) and all forward
-# convolution rows, whatever algorithm cuDNN chose.
-DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 15.0, "conv_fwd_all": 25.0}
+DEEPBENCH_TITLE = ("vendor-library timings (cuBLAS/cuDNN) published by DeepBench on V100, P100 and T4 "
+                   "— development sets")
+# MAPE budgets of the DeepBench families per device, percent: all GEMM rows (every precision) and
+# all forward convolution rows, whatever algorithm cuDNN chose. The targets are the same on every
+# device; DEEPBENCH_UNMET lists the (device, family) pairs the model does not meet yet, each with
+# why and the ceiling it must stay under meanwhile (the figure when the target was set, so a change
+# that makes it worse fails).
+DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 12.0, "conv_fwd_all": 20.0}
+DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
+    "v100/conv_fwd_all": (24.3, "cuDNN forward kernels run below the tiled-GEMM model (too fast by ~19 % on average)"),
+    "p100/gemm_all": (21.1, "skinny (n <= 32) cuBLAS GEMMs on Pascal reach ~160-250 GB/s, a third of the "
+                            "modelled DRAM bandwidth"),
+    "p100/conv_fwd_all": (34.6, "cuDNN 7 forward convolutions on Pascal run at ~25-60 % of the modelled rate"),
+    "t4/gemm_all": (23.8, "fp32 GEMMs ~35 % too fast at the boost clock: the 70 W sustained clock belongs "
+                          "to the power-limit model (energy issue)"),
+    "t4/conv_fwd_all": (28.5, "as t4/gemm_all (sustained clock) plus the cuDNN gap of v100/conv_fwd_all"),
+}
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
 _CPU_MEASURE_COLUMNS = {"name", "family", "median_s", "iqr_s", "repeats", "correct"}
 
 
 @dataclass(frozen=True)
 class SectionFamily:
+    """One family's MAPE against its budget. ``ceiling_pct``: the family is a known miss of its budget
+    (listed with its reason by the section); it passes while it stays at or under this ceiling."""
+
     family: str
     n: int
     mape_pct: float
     budget_pct: float | None
+    ceiling_pct: float | None = None
 
     @property
     def within_budget(self) -> bool | None:
         return None if self.budget_pct is None else self.mape_pct <= self.budget_pct
+
+    @property
+    def acceptable(self) -> bool:
+        """Within budget, or a known miss at or under its ceiling (no budget: acceptable)."""
+        if self.within_budget is not False:
+            return True
+        return self.ceiling_pct is not None and self.mape_pct <= self.ceiling_pct
 
 
 @dataclass
@@ -60,7 +84,8 @@ class Section:
 
     @property
     def over_budget(self) -> list[SectionFamily]:
-        return [f for f in self.families if f.within_budget is False]
+        """Families over budget that are not known misses under their ceiling (these fail the report)."""
+        return [f for f in self.families if not f.acceptable]
 
 
 def deepbench_section(folder: Path) -> Section | None:
@@ -70,15 +95,23 @@ def deepbench_section(folder: Path) -> Section | None:
     from validation import deepbench
 
     _rows, fams = deepbench.summary(folder)
-    families = [
-        SectionFamily(str(fam), int(r["rows"]), float(r["mape_pct"]), DEEPBENCH_BUDGETS_PCT.get(str(fam)))
-        for fam, r in fams.iterrows()
-    ]
+    families = []
+    for fam, r in fams.iterrows():
+        name = str(fam)
+        budget = DEEPBENCH_BUDGETS_PCT.get(name.split("/", 1)[-1])
+        unmet = DEEPBENCH_UNMET.get(name)
+        families.append(SectionFamily(name, int(r["rows"]), float(r["mape_pct"]), budget,
+                                      ceiling_pct=None if unmet is None else unmet[0]))
+    presets_used = ", ".join(f"{short}: {preset}" for short, preset, _ in
+                             (deepbench.DEVICES[d] for d in deepbench.available_devices(folder)))
     notes = [
-        f"predicted with the stock preset {deepbench.PRESET}; measured times are DeepBench's (results/train/"
-        "DeepBench_NV_V100.xlsx), not this project's",
+        f"predicted with the stock presets ({presets_used}); measured times are DeepBench's (results/train/"
+        "DeepBench_NV_{V100,P100,T4}.xlsx), not this project's",
+        "P100 half-precision rows are fp16 storage with fp32 math (compute_dtype='fp32'), as DeepBench labels them",
         "conv_fwd_implicit_gemm_algos: the rows where cuDNN chose an implicit-GEMM algorithm (no Winograd/FFT)",
     ]
+    notes += [f"target not met yet, {fam}: {why} (ceiling {ceiling:.1f} %)"
+              for fam, (ceiling, why) in DEEPBENCH_UNMET.items()]
     return Section("deepbench", DEEPBENCH_TITLE, families, notes)
 
 
@@ -122,7 +155,8 @@ def section_lines(sec: Section) -> list[str]:
     lines.append(f"  {'family':<30} {'n':>4} {'MAPE %':>8} {'budget %':>9}  verdict")
     for f in sec.families:
         budget = "-" if f.budget_pct is None else f"{f.budget_pct:.0f}"
-        verdict = "no budget" if f.within_budget is None else ("ok" if f.within_budget else "OVER BUDGET")
+        verdict = ("no budget" if f.within_budget is None else "ok" if f.within_budget
+                   else f"over budget (known; ceiling {f.ceiling_pct:.1f})" if f.acceptable else "OVER BUDGET")
         lines.append(f"  {f.family:<30} {f.n:>4} {f.mape_pct:>8.1f} {budget:>9}  {verdict}")
     return lines
 

@@ -9,8 +9,13 @@
 * Fused attention streams K and V per Q block (flash-style traffic); unfused attention is the sum
   of its decomposed kernels.
 
-A precision the CUDA cores do not list (bf16 on Volta, int8) runs at the fp32 lane rate and is
-priced at the fp32 energy: frameworks up-convert such elementwise work.
+The unit of a matrix product (GEMM, convolution, attention) is chosen by its math precision, the
+op's ``compute_dtype`` (storage ``dtype`` when unset): the Tensor Cores when they list it, else the
+CUDA cores' lanes of that precision, so fp16 storage with fp32 math runs at the fp32 rate. A math
+precision that neither unit lists (fp16 on a Fermi GTX 580, bf16 on Volta) is an
+:class:`~archsim.errors.EngineError` naming the precisions the GPU does run: it is never priced
+faster than fp32. A streaming op's precision the CUDA cores do not list runs at the fp32 lane rate
+and is priced at the fp32 energy: frameworks up-convert such elementwise work.
 
 Register-file traffic (for energy) is 3 operand accesses per 2 vector FLOP (an FMA reads two
 operands and the accumulator... counted as 1.5 elements per FLOP) plus, for tiled kernels, each
@@ -102,11 +107,15 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
 def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point."""
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
-    vector_rate = p.vector_flop_per_cycle_per_sm[_vector_key(p, prec)]
+    vector_rate = p.vector_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
     if np.any(rate <= 0):
-        raise EngineError(f"{label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
+        runs = [q for q in p.tensor_flop_per_cycle_per_sm
+                if np.all((p.tensor_flop_per_cycle_per_sm[q] > 0) | (p.vector_flop_per_cycle_per_sm[q] > 0))]
+        raise EngineError(f"{label}: compute_dtype {prec!r} has no math unit on this GPU (neither Tensor Cores nor "
+                          f"CUDA cores run it); allowed: {', '.join(runs)} (e.g. compute_dtype='fp32' for "
+                          "fp32 math on narrower storage)")
     return use_tc, rate, np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
 
 
@@ -181,7 +190,8 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
-    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm")
+    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
+                compute_dtype=op.compute_dtype)
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
         _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b, np.full(p.n, k * c * 9 * e + wt_b)),
@@ -469,7 +479,9 @@ def _attention(op: Any, p: GPUParams) -> CostArrays:
     mm, vector, special = flop_classes(op)
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     vkey = _vector_key(p, prec)
-    use_tc = tensor_rate > 0
+    # The matmul's unit: Tensor Cores, else CUDA-core lanes of the math precision (raises if neither;
+    # then vkey == prec, so the vector peak is that unit's).
+    use_tc, _, _ = gemm_unit(p, prec, op.label)
     peak_v = p.vector_flop_per_cycle_per_sm[vkey] * p.clock_hz * p.sm_count * p.vector_efficiency
     peak_t = tensor_rate * p.clock_hz * p.sm_count * p.tensor_efficiency
     mm_t = np.divide(mm, peak_t, out=np.zeros(p.n), where=use_tc)

@@ -263,7 +263,8 @@ class _Planner:
         x_b = op.batch * c * op.height * op.width * e
         y_b = op.batch * k * op.out_height * op.out_width * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
-        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm")
+        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
+                    compute_dtype=op.compute_dtype)
         s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b,
                               dram=np.full(p.n, k * c * 9 * e + wt_b))

@@ -64,6 +64,7 @@ class GPUParams:
     tensor_channel_multiple: np.ndarray
     conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
+    # Per cycle of clock_hz: the Tensor Cores' own rate x tensor_clock / clock (see _gpu_row).
     tensor_flop_per_cycle_per_sm: dict[str, np.ndarray]
     vector_flop_j: dict[str, np.ndarray]
     tensor_flop_j: dict[str, np.ndarray]
@@ -139,7 +140,10 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         g.static_power_w + dram.background_power_w,
     ]
     row += [2.0 * lanes.get(p, 0) for p in PRECISIONS]
-    row += [tc.get(p, 0) for p in PRECISIONS]
+    # Tensor-Core FLOP per SM-clock cycle: the cost functions time every unit at clock_hz, so a Tensor
+    # Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
+    tensor_per_clock = g.tensor_clock / clock
+    row += [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
     vj, tj = en.vector_flop_j, en.tensor_flop_j
     row += [_energy(vj, p, s) for p in PRECISIONS]
     row += [_energy(tj, p, s) for p in PRECISIONS]

@@ -1,7 +1,10 @@
 """The report's DeepBench and CPU sections.
 
-The DeepBench test is the CI check of the library-op models on DeepBench's published V100 timings
-(committed in ``validation/data/deepbench/``): GEMM MAPE <= 15 %, forward convolution MAPE <= 25 %.
+The DeepBench test is the CI check of the library-op models on DeepBench's published V100, P100 and
+T4 timings (committed in ``validation/data/deepbench/``): GEMM MAPE <= 12 % and forward convolution
+MAPE <= 20 % per device, except the known misses of ``sections.DEEPBENCH_UNMET``, which must stay
+under their ceilings; the V100 must not get worse than before the second development set (GEMM
+11.3 %, convolution 24.2 %).
 The CPU section runs on a synthetic, labelled fixture (``fixtures/cpu_data/cpu-synthetic/``) whose
 made-up times are compared with the core model's predictions recomputed here as the oracle.
 """
@@ -30,11 +33,20 @@ def _deepbench() -> sections.Section:
 
 def test_deepbench_budgets():
     fams = {f.family: f for f in _deepbench().families}
-    assert fams["gemm_all"].budget_pct == 15.0 and fams["conv_fwd_all"].budget_pct == 25.0
-    # DeepBench V100: 320 GEMM rows (160 fp32, 160 fp16), 188 forward convolutions (94 + 94).
-    assert fams["gemm_all"].n == 320 and fams["conv_fwd_all"].n == 188
-    assert fams["gemm_all"].mape_pct <= 15.0, fams["gemm_all"]
-    assert fams["conv_fwd_all"].mape_pct <= 25.0, fams["conv_fwd_all"]
+    for dev in ("v100", "p100", "t4"):
+        gemm, conv = fams[f"{dev}/gemm_all"], fams[f"{dev}/conv_fwd_all"]
+        assert gemm.budget_pct == 12.0 and conv.budget_pct == 20.0
+        # DeepBench per device: 320 GEMM rows (160 fp32, 160 fp16), 188 forward convolutions (94 + 94).
+        assert gemm.n == 320 and conv.n == 188
+        for f in (gemm, conv):
+            assert f.mape_pct <= f.budget_pct or f.family in sections.DEEPBENCH_UNMET, f
+    # P100 half precision is fp16 storage with fp32 math.
+    assert fams["p100/gemm_fp16_fp32math"].n == 160 and "p100/gemm_fp16" not in fams
+    # The V100 must not get worse.
+    assert fams["v100/gemm_all"].mape_pct <= 11.3 and fams["v100/conv_fwd_all"].mape_pct <= 24.2
+    for fam, (ceiling, why) in sections.DEEPBENCH_UNMET.items():
+        assert fams[fam].budget_pct < ceiling and why, fam
+        assert fams[fam].mape_pct <= ceiling, fams[fam]
     assert not _deepbench().over_budget
 
 
