@@ -263,9 +263,10 @@ def run_report(
     """Report every device folder; 0 if all budgeted families are within budget, 1 if one is over, 2 for
     data that cannot be predicted (no preset, unknown case names).
 
-    ``data_dir/deepbench/`` (DeepBench's published V100 library timings) and ``cpu-*`` folders in the
+    ``data_dir/deepbench/`` (DeepBench's published V100, P100 and T4 library timings),
+    ``data_dir/gpu-stream/`` (gpu-benches streaming kernels on ten GPUs) and ``cpu-*`` folders in the
     format of :mod:`validation.cpu_measure` are reported as their own sections (:mod:`validation.sections`);
-    a DeepBench family over its budget also gives status 1."""
+    a DeepBench or gpu-stream family over its budget also gives status 1."""
     from validation import plots
 
     log = log or (lambda _msg: None)
@@ -282,6 +283,13 @@ def run_report(
             sec = sections.deepbench_section(folder)
             if sec is None:
                 log(f"no DeepBench CSVs in {folder}")
+            else:
+                extra.append(sec)
+            continue
+        if folder.name == "gpu-stream":
+            sec = sections.gpu_stream_section(folder)
+            if sec is None:
+                log(f"no gpu-stream CSV in {folder}")
             else:
                 extra.append(sec)
             continue

@@ -97,10 +97,12 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
 
 
 def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
-               extra_vector_flop: float, extra_dram_bytes: float, wfrac: float) -> CostArrays:
+               extra_vector_flop: float, extra_dram_bytes: float, wfrac: float,
+               library: str = kn.GEMM_LIBRARY) -> CostArrays:
     mm = float(op.flop_breakdown().get("matmul", 0))
     parts = gemm_parts(p, precision_of(op), op.label, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes,
-                       shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm)
+                       shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm,
+                       library=library)
     return _finish(op, p, *parts)
 
 
@@ -121,18 +123,19 @@ def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarr
 
 def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
                c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
-               kernel: kn.GemmKernel | None = None) -> tuple:
+               kernel: kn.GemmKernel | None = None, library: str = kn.GEMM_LIBRARY) -> tuple:
     """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
 
     ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
     matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP. ``kernel``, when given, is the
-    already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows.
+    already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows; ``library`` the kernel
+    catalogue it chooses from (``kernels.CONV_LIBRARY`` for a forward convolution).
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
     use_tc, rate, eff = gemm_unit(p, prec, label)
     k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
-                                                      a_stream_factor=a_stream)
+                                                      a_stream_factor=a_stream, library=library)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
     zero = np.zeros(p.n)
     times = {"compute:tensor": np.where(use_tc, k.compute_s, 0.0),
@@ -387,7 +390,14 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     dram = tr.conv_bytes(shape, a_pass(p.l2_size_bytes) * g, p.l2_size_bytes)
     a_stream = a_pass(p.l1_size_bytes) / im2col
     bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
-    return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0)
+    return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0, library=conv_library(op))
+
+
+def conv_library(op: Any) -> str:
+    """The kernel catalogue of a convolution pass: cuDNN's forward implicit-GEMM tiles
+    (``kernels.CONV_TILES``, no split-K) for the forward pass; the backward passes keep the GEMM
+    catalogue (cuDNN's weight-gradient kernels do split their NPQ reduction)."""
+    return kn.CONV_LIBRARY if op.pass_ == "forward" else kn.GEMM_LIBRARY
 
 
 ROWWISE_KINDS = ("softmax", "layernorm")
@@ -516,7 +526,11 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
                       p.vector_flop_per_cycle_per_sm[vkey], threads_total=threads,
                       threads_per_block=float(np.prod(op.block)), registers_per_thread=float(op.registers_per_thread),
                       shared_per_block=float(op.shared_mem_per_block_bytes),
-                      independent=int(op.dependent_accesses) == 0)
+                      independent=int(op.dependent_accesses) == 0,
+                      bytes_per_thread=(kn.STREAM_BYTES_PER_THREAD if op.bytes_in_flight_per_thread is None
+                                        else float(op.bytes_in_flight_per_thread)),
+                      max_blocks_per_sm=np.inf if op.max_blocks_per_sm is None else float(op.max_blocks_per_sm),
+                      read_fraction=float(op.dram_read_bytes) / dram if dram > 0 else None)
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     mm = float(op.flop_matmul)

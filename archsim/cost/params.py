@@ -56,6 +56,8 @@ class GPUParams:
     dram_latency_s: np.ndarray
     dram_row_buffer_bytes: np.ndarray
     dram_bandwidth_efficiency: np.ndarray
+    dram_read_only_efficiency: np.ndarray
+    dram_write_only_efficiency: np.ndarray
     l2_bandwidth_efficiency: np.ndarray
     vector_efficiency: np.ndarray
     tensor_efficiency: np.ndarray
@@ -109,7 +111,8 @@ _GPU_SCALARS = (
     "max_shared_memory_per_block_bytes", "max_warps", "max_blocks", "max_threads_per_block", "sfu_per_sm",
     "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_line_bytes",
     "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
-    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
+    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
+    "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
@@ -131,7 +134,10 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
         sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
         l2.size_bytes, l2.line_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock, dram.bandwidth_bytes_per_s,
-        dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency, eff.l2_bandwidth_efficiency,
+        dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency,
+        eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
+        eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,
+        eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
         g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
