@@ -324,10 +324,13 @@ def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
     return direct
 
 
-def whole_rows(op: Any, p: GPUParams) -> bool:
-    """True when every point's L2 line is wider than the convolution's column stride in bytes
-    (a strided read then fetches whole input rows; :func:`archsim.cost.traffic.conv_a_pass_bytes`)."""
-    return bool(np.all(p.l2_line_bytes > op.stride[1] * elem_bytes(op)))
+def touched_bytes(op: Any, p: GPUParams) -> float:
+    """Bytes memory delivers for the input elements a convolution pass reads, in whole DRAM sectors
+    (:func:`archsim.cost.traffic.conv_touched_bytes`; the smallest sector of the points, so the floor
+    holds at every point)."""
+    return tr.conv_touched_bytes(op.batch, op.in_channels, op.height, op.width, op.kernel,
+                                 op.stride, op.padding, op.dilation, op.out_height, op.out_width,
+                                 elem_bytes(op), float(np.min(p.sector_bytes)))
 
 
 class ConvGemmView(NamedTuple):
@@ -373,11 +376,11 @@ def conv_gemm_view(op: Any) -> ConvGemmView:
 def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     v = conv_gemm_view(op)
     e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
-    rows = whole_rows(op, p)
+    touched = touched_bytes(op, p) / g  # per group: the A pass is of one group's channels
 
     def a_pass(cap: np.ndarray) -> np.ndarray:
         return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap,
-                                    whole_rows=rows)
+                                    touched_bytes=touched)
 
     if op.pass_ == "backward_data":
         # dcols = dY W^T; col2im writes dX (the input's size) rather than the im2col matrix.

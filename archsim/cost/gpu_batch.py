@@ -251,7 +251,7 @@ class _Planner:
         # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
         window_b = tr.conv_window_bytes(c, op.width, r, e)
         low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
-                                          gc.whole_rows(op, p))
+                                          gc.touched_bytes(op, p) / g)
         t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
         im2col = npq * crs * e
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col

@@ -50,6 +50,7 @@ class GPUParams:
     l1_latency_s: np.ndarray
     l2_size_bytes: np.ndarray
     l2_line_bytes: np.ndarray
+    sector_bytes: np.ndarray
     l2_bandwidth_bytes_per_s: np.ndarray
     l2_latency_s: np.ndarray
     dram_bandwidth_bytes_per_s: np.ndarray
@@ -110,7 +111,7 @@ _GPU_SCALARS = (
     "sm_count", "clock_hz", "warp_size", "registers_per_sm", "max_registers_per_thread", "shared_memory_bytes",
     "max_shared_memory_per_block_bytes", "max_warps", "max_blocks", "max_threads_per_block", "sfu_per_sm",
     "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_line_bytes",
-    "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
+    "sector_bytes", "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
     "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
     "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
@@ -133,7 +134,8 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
         sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
-        l2.size_bytes, l2.line_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock, dram.bandwidth_bytes_per_s,
+        l2.size_bytes, l2.line_bytes, g.sector_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
+        dram.bandwidth_bytes_per_s,
         dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,

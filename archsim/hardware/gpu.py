@@ -130,6 +130,9 @@ class GPUDevice(HardwareModel):
     sm: StreamingMultiprocessor
     tensor_core: TensorCore | None = None
     l2: Cache
+    sector_bytes: int = Field(
+        32, gt=0, description="granularity of L2 <-> DRAM transfers: an access fetches whole sectors of this "
+                              "many bytes (NVIDIA: 32-byte sectors of the 128-byte L2 line, Fermi onwards)")
     infinity_cache: Cache | None = Field(
         None, description="memory-side cache between L2 and DRAM (AMD Infinity Cache): recorded for comparisons; "
                           "the cost model does not price hits in it yet (DRAM-sized streams miss it)")
@@ -148,6 +151,8 @@ class GPUDevice(HardwareModel):
             raise ValueError(f"energy.node_nm {self.energy.node_nm} differs from node_nm {self.node_nm}")
         if self.static_power_w > self.tdp_w:
             raise ValueError("static_power exceeds tdp")
+        if self.l2.line_bytes % self.sector_bytes:
+            raise ValueError(f"l2.line_size {self.l2.line_bytes} is not a multiple of sector_bytes {self.sector_bytes}")
         if self.infinity_cache is not None and self.infinity_cache.size_bytes <= self.l2.size_bytes:
             raise ValueError("infinity_cache.size must be larger than l2.size")
         return self
