@@ -50,6 +50,30 @@ def test_deepbench_budgets():
     assert not _deepbench().over_budget
 
 
+def test_gpu_stream_budgets():
+    sec = sections.gpu_stream_section(DATA / "gpu-stream")
+    assert sec is not None, "validation/data/gpu-stream/ must hold gpu_benches_stream.csv"
+    fams = {f.family: f for f in sec.families}
+    # Ten GPUs, each with a preset; every one within 10 % MAPE at occupancy >= 25 % or a listed miss.
+    gpus = [f for f in sec.families if f.budget_pct is not None]
+    assert len(gpus) == 10 and all(f.budget_pct == 10.0 for f in gpus)
+    for f in gpus:
+        assert f.mape_pct <= 10.0 or f.family in sections.GPU_STREAM_UNMET, f
+    for gpu, (ceiling, why) in sections.GPU_STREAM_UNMET.items():
+        assert fams[gpu].mape_pct > 10.0 and fams[gpu].mape_pct <= ceiling and why, fams[gpu]
+    assert not sec.over_budget
+
+
+def test_gpu_stream_describes_the_benchmark_source():
+    from validation import gpu_stream
+
+    # triad: 2 loads and a store of 8 B per thread, N = 128 Mi + 2 elements, 2 blocks of 256 per SM.
+    k = gpu_stream.describe("triad", 256, "nvidia")
+    assert k.dram_read_bytes == 2 * 8 * (128 * 1024 * 1024 + 2) and k.dram_write_bytes == 8 * (128 * 1024 * 1024 + 2)
+    assert k.bytes_in_flight_per_thread == 24 and k.max_blocks_per_sm == 2 and k.num_blocks == (128 * 1024 * 4 + 1)
+    assert gpu_stream.describe("init", 32, "amd").shared_mem_per_block_bytes == 4096 * 8
+
+
 def test_report_deepbench_section_labelled(tmp_path):
     logs: list[str] = []
     assert run_report(DATA, tmp_path, devices=["deepbench"], log=logs.append) == 0, "\n".join(logs)
