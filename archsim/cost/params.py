@@ -64,6 +64,7 @@ class GPUParams:
     tensor_efficiency: np.ndarray
     launch_overhead_s: np.ndarray
     gemm_pipeline_stages: np.ndarray
+    gemm_cluster_size: np.ndarray
     tensor_channel_multiple: np.ndarray
     conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
@@ -114,7 +115,8 @@ _GPU_SCALARS = (
     "sector_bytes", "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
     "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
     "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
-    "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
+    "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
+    "tensor_channel_multiple",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w",
@@ -141,6 +143,7 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,
         eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
+        eff.gemm_cluster_size,
         g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,

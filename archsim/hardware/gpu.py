@@ -99,6 +99,12 @@ class GPUEfficiency(HardwareModel):
         description="shared-memory stages of the GEMM main loop (CUTLASS kStages): stages - 1 k-slices "
                     "of operands are in flight per thread block, which sets the latency hiding by Little's law",
     )
+    gemm_cluster_size: int = Field(
+        1, ge=1, le=16,
+        description="thread blocks of a GEMM cluster that share operand tiles: Hopper's CUTLASS sm90 kernels "
+                    "launch 2 x 1 x 1 clusters whose B tile is loaded once by TMA multicast into both blocks' "
+                    "shared memory (halving its L2 traffic); 1 before Hopper (no clusters)",
+    )
     conv_nchw_transposes: bool = Field(
         True,
         description="the convolution library runs Tensor-Core convolutions with R x S > 1 filters on NHWC "

@@ -87,3 +87,22 @@ def test_tensor_clock_prices_tensor_cores():
     assert r.time_by_unit_s["compute:tensor"] == pytest.approx(in_turn * flop_cta / (4096 * 1.83e9 * 0.75))
     if r_slow.extra["tile_m"] == r.extra["tile_m"] and r_slow.extra["tile_n"] == r.extra["tile_n"]:
         assert r_slow.time_by_unit_s["compute:tensor"] == pytest.approx(2 * r.time_by_unit_s["compute:tensor"])
+
+
+def test_hopper_cluster_multicast_halves_b_tile_l2_traffic():
+    # H100 fp16 8192^3 on 128 x 256 tiles: per block and k element, A brings 128 x 2 B and B 256 x 2 B
+    # through L2; a 2 x 1 cluster multicasts B, so (256 + 512 / 2) / (256 + 512) = 2/3 of the operand
+    # traffic (the C writes, 128 x 256 x 2 B per block, are not shared).
+    h100 = archsim.load_preset("gpu/h100-sxm5-80gb")
+    assert h100.efficiency.gemm_cluster_size == 2
+    solo = h100.model_copy(update={"efficiency": h100.efficiency.model_copy(update={"gemm_cluster_size": 1})})
+    op = ops.Gemm(8192, 8192, 8192, dtype="fp16")
+    with_cluster, without = archsim.estimate(op, h100).ops[0], archsim.estimate(op, solo).ops[0]
+    assert with_cluster.extra["tile_m"] == without.extra["tile_m"] == 128
+    assert with_cluster.extra["tile_n"] == without.extra["tile_n"] == 256
+    blocks = 64 * 32
+    operand = blocks * 8192 * (128 * 2 + 256 * 2)
+    out = blocks * 128 * 256 * 2
+    assert without.bytes_by_level["l2"] == pytest.approx(operand + out)
+    assert with_cluster.bytes_by_level["l2"] == pytest.approx(operand * 2 / 3 + out)
+    assert with_cluster.bound == "compute:tensor"
