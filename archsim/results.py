@@ -40,7 +40,10 @@ class OpResult:
         kind: op kind (``"gemm"``, ``"conv2d"``...).
         phase: ``"forward"``, ``"backward"`` or ``"update"``.
         device: the device role that ran it (``"gpu"``, ``"host"``, ``"pim"``, or the device name).
-        flop: FLOP executed.
+        flop: FLOP executed: the arithmetic the kernels run, e.g. a Winograd convolution's transformed
+            products and transforms, a Tensor-Core convolution's padded channels (what the roofline
+            plot places the op at).
+        flop_nominal: FLOP of the op as defined (direct convolution, unpadded); ``None``: equal to ``flop``.
         bytes_by_level: bytes moved at each memory level/link (``{"dram": ..., "l2": ...}``).
         time_by_unit_s: time each compute unit / level / overhead alone would take, in s.
         bound: the key of ``time_by_unit_s`` that sets the latency (see module doc).
@@ -67,6 +70,7 @@ class OpResult:
     energy_breakdown_j: dict[str, float]
     start_s: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
+    flop_nominal: float | None = None
 
     @property
     def end_s(self) -> float:

@@ -1,12 +1,16 @@
-"""Development check: archsim's error on DeepBench GEMM and convolution timings measured on a V100.
+"""Development check: archsim's error on DeepBench GEMM and convolution timings (V100, P100, T4).
 
-``python -m validation.deepbench [--csv OUT] [--rows]`` prints the MAPE per family (GEMM fp32,
-GEMM fp16, forward convolution fp32 / fp16) of ``archsim.estimate`` with the stock
-``gpu/v100-sxm2-16gb`` preset against the measured cuBLAS/cuDNN times in
-``validation/data/deepbench/`` (copied from baidu-research/DeepBench, results/train/
-DeepBench_NV_V100.xlsx; every row keeps its source). No per-shape constant is fitted: the same
-model and preset fields run on every GPU. DeepBench's "16 bit inputs, 32 bit accumulation" rows
-are fp16 (Tensor Cores); "Float" rows are fp32 (CUDA cores).
+``python -m validation.deepbench [--csv OUT] [--rows]`` prints the MAPE per device and family (GEMM
+fp32, GEMM fp16, forward convolution fp32 / fp16) of ``archsim.estimate`` with the stock preset of
+each device (``DEVICES``) against the measured cuBLAS/cuDNN times in ``validation/data/deepbench/``
+(copied from baidu-research/DeepBench, results/train/DeepBench_NV_{V100,P100,T4}.xlsx; every row
+keeps its source). The V100 is the first development set, P100 and T4 the second. No per-shape
+constant is fitted: the same model and preset fields run on every GPU.
+
+DeepBench's ``precision`` column is read literally (``PRECISIONS``): "Float" is fp32 storage and
+math; "16 bit inputs, 16 bit multiplication, 32 bit addition" (V100, T4) is fp16 on Tensor Cores;
+"16 bit inputs, 32 bit multiplication, 32 bit addition" (P100) is fp16 storage with fp32 math
+(``compute_dtype="fp32"``), which runs at the fp32 rate.
 
 DeepBench's tensors are NCHW. On a Tensor-Core GPU the model pads channels to the MMA multiple
 (``tensor_core.channel_multiple``) and, for R x S > 1 filters, adds cuDNN's NCHW -> NHWC input
@@ -34,37 +38,66 @@ from archsim.engines import estimate
 DATA = Path(__file__).resolve().parent / "data" / "deepbench"
 
 
-def _dtype(precision: str) -> str:
-    return "fp16" if precision.startswith("16") else "fp32"
+PRECISIONS: dict[str, tuple[str, str]] = {
+    "Float": ("fp32", "fp32"),
+    "16 bit inputs, 16 bit multiplication, 32 bit addition": ("fp16", "fp16"),
+    "16 bit inputs, 32 bit multiplication, 32 bit addition": ("fp16", "fp32"),
+}
+"""DeepBench precision label -> (storage dtype, compute dtype)."""
+
+DEVICES: dict[str, tuple[str, str, tuple[str, str]]] = {
+    "NVIDIA V100 (DGX-1)": ("v100", "gpu/v100-sxm2-16gb", ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")),
+    "NVIDIA P100": ("p100", "gpu/p100-16gb", ("deepbench_gemm_p100_t4.csv", "deepbench_conv_p100_t4.csv")),
+    "NVIDIA T4": ("t4", "gpu/t4", ("deepbench_gemm_p100_t4.csv", "deepbench_conv_p100_t4.csv")),
+}
+"""DeepBench device name -> (short name, archsim preset, (GEMM file, convolution file))."""
+
+PRESET = DEVICES["NVIDIA V100 (DGX-1)"][1]
 
 
-PRESET = "gpu/v100-sxm2-16gb"
+def _dtypes(precision: str) -> tuple[str, str]:
+    try:
+        return PRECISIONS[precision]
+    except KeyError:
+        raise ValueError(f"unknown DeepBench precision {precision!r}; known: {', '.join(PRECISIONS)}") from None
 
 
-def gemm_rows(gpu: object, data: Path = DATA) -> pd.DataFrame:
-    """Predicted vs measured time for every DeepBench GEMM row."""
-    df = pd.read_csv(data / "deepbench_gemm_v100.csv")
+def _family(dt: str, compute: str) -> str:
+    return dt if dt == compute else f"{dt}_{compute}math"
+
+
+def _device_frame(path: Path, device: str) -> pd.DataFrame:
+    df = pd.read_csv(path)
+    return df[df.device == device]
+
+
+def gemm_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)") -> pd.DataFrame:
+    """Predicted vs measured time for every DeepBench GEMM row of ``device``."""
+    df = _device_frame(data / DEVICES[device][2][0], device)
     out = []
     for r in df.itertuples():
-        dt = _dtype(r.precision)
-        op = ops.Gemm(int(r.M), int(r.N), int(r.K), dtype=dt, trans_a=r.transA == "T", trans_b=r.transB == "T")
+        dt, compute = _dtypes(r.precision)
+        op = ops.Gemm(int(r.M), int(r.N), int(r.K), dtype=dt, compute_dtype=compute, trans_a=r.transA == "T",
+                      trans_b=r.transB == "T")
         res = estimate(op, gpu).ops[0]
-        out.append({"family": f"gemm_{dt}", "shape": f"{r.M}x{r.N}x{r.K} {r.transA}{r.transB}",
+        out.append({"family": f"gemm_{_family(dt, compute)}", "shape": f"{r.M}x{r.N}x{r.K} {r.transA}{r.transB}",
                     "measured_s": r.time_ms * 1e-3, "predicted_s": res.latency_s, "bound": res.bound})
     return pd.DataFrame(out)
 
 
-def conv_rows(gpu: object, data: Path = DATA) -> pd.DataFrame:
-    """Predicted vs measured forward time for every DeepBench convolution row."""
-    df = pd.read_csv(data / "deepbench_conv_v100.csv")
+def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)") -> pd.DataFrame:
+    """Predicted vs measured forward time for every DeepBench convolution row of ``device``."""
+    df = _device_frame(data / DEVICES[device][2][1], device)
     out = []
     for r in df.itertuples():
-        dt = _dtype(r.precision)
+        dt, compute = _dtypes(r.precision)
         op = ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
-                        stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)), dtype=dt)
+                        stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)), dtype=dt,
+                        compute_dtype=compute)
         res = estimate(op, gpu).ops[0]
         algo = str(r.fwd_algo)
-        out.append({"family": f"conv_fwd_{dt}", "shape": f"N{r.N} C{r.C} {r.H}x{r.W} K{r.K} {r.R}x{r.S}/{r.stride_h}",
+        out.append({"family": f"conv_fwd_{_family(dt, compute)}",
+                    "shape": f"N{r.N} C{r.C} {r.H}x{r.W} K{r.K} {r.R}x{r.S}/{r.stride_h}",
                     "measured_s": r.fwd_ms * 1e-3, "predicted_s": res.latency_s, "bound": res.bound,
                     "algo": algo, "gemm_algo": "GEMM" in algo})
     return pd.DataFrame(out)
@@ -77,17 +110,34 @@ def report(rows: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def summary(data: Path = DATA) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(every row's prediction, MAPE per family): the four dtype families, then ``gemm_all``,
+def device_summary(device: str, data: Path = DATA, gpu: object | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every row's prediction, MAPE per family) of one device: its dtype families, then ``gemm_all``,
     ``conv_fwd_all`` and ``conv_fwd_implicit_gemm_algos`` (rows where cuDNN chose an implicit-GEMM
-    algorithm)."""
-    gpu = presets.load_preset(PRESET)
-    gemm, conv = gemm_rows(gpu, data), conv_rows(gpu, data)
+    algorithm). ``gpu`` replaces the device's stock preset (a what-if, e.g. another clock)."""
+    gpu = presets.load_preset(DEVICES[device][1]) if gpu is None else gpu
+    gemm, conv = gemm_rows(gpu, data, device), conv_rows(gpu, data, device)
     rows = pd.concat([gemm, conv], ignore_index=True)
     families = pd.concat([report(rows), report(gemm.assign(family="gemm_all")),
                           report(conv.assign(family="conv_fwd_all")),
                           report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))])
-    return rows, families
+    return rows.assign(device=DEVICES[device][0]), families
+
+
+def available_devices(data: Path = DATA) -> list[str]:
+    """The DeepBench devices whose two CSVs are in ``data``."""
+    return [d for d, (_, _, files) in DEVICES.items() if all((data / f).exists() for f in files)]
+
+
+def summary(data: Path = DATA) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every row's prediction, MAPE per family) over every device in ``data``; family names are
+    ``<device>/<family>`` (``v100/gemm_all``, ``p100/conv_fwd_all``...)."""
+    all_rows, all_fams = [], []
+    for device in available_devices(data):
+        rows, fams = device_summary(device, data)
+        short = DEVICES[device][0]
+        all_rows.append(rows)
+        all_fams.append(fams.set_axis([f"{short}/{f}" for f in fams.index], axis=0))
+    return pd.concat(all_rows, ignore_index=True), pd.concat(all_fams)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -263,9 +263,10 @@ def run_report(
     """Report every device folder; 0 if all budgeted families are within budget, 1 if one is over, 2 for
     data that cannot be predicted (no preset, unknown case names).
 
-    ``data_dir/deepbench/`` (DeepBench's published V100 library timings) and ``cpu-*`` folders in the
+    ``data_dir/deepbench/`` (DeepBench's published V100, P100 and T4 library timings),
+    ``data_dir/gpu-stream/`` (gpu-benches streaming kernels on ten GPUs) and ``cpu-*`` folders in the
     format of :mod:`validation.cpu_measure` are reported as their own sections (:mod:`validation.sections`);
-    a DeepBench family over its budget also gives status 1."""
+    a DeepBench or gpu-stream family over its budget also gives status 1."""
     from validation import plots
 
     log = log or (lambda _msg: None)
@@ -296,6 +297,13 @@ def run_report(
                 rs = power.rows(folder)
                 for path in [power.write_rows(rs, out_dir / "power"), *power.write_figure(rs, out_dir / "power")]:
                     log(f"  wrote {path}")
+            continue
+        if folder.name == "gpu-stream":
+            sec = sections.gpu_stream_section(folder)
+            if sec is None:
+                log(f"no gpu-stream CSV in {folder}")
+            else:
+                extra.append(sec)
             continue
         if sections.is_cpu_measure_folder(folder):
             sec = sections.cpu_section(folder)

@@ -1,9 +1,12 @@
 """The report's sections that are not this project's GPU kernel measurements.
 
 * DeepBench: vendor-library timings (cuBLAS GEMM, cuDNN forward convolution) that Baidu's DeepBench
-  published for a V100, predicted with the stock ``gpu/v100-sxm2-16gb`` preset by
-  :mod:`validation.deepbench`. It is the development set of the library-op models (``Gemm``,
-  ``Conv2d``), not a measurement of any kernel in ``validation/kernels``.
+  published for a V100, a P100 and a T4, predicted with each device's stock preset by
+  :mod:`validation.deepbench`. They are the development sets of the library-op models (``Gemm``,
+  ``Conv2d``), not measurements of any kernel in ``validation/kernels``.
+* gpu-stream: gpu-benches' streaming CUDA/HIP kernels (init, read, scale, triad, 1-D stencils) at
+  every block size on ten NVIDIA and AMD GPUs (:mod:`validation.gpu_stream`): the streaming-kernel
+  model, occupancy and latency hiding (Little's law) of ``Kernel`` descriptions.
 * CPU: ``validation/data/cpu-*/measurements.csv`` written by :mod:`validation.cpu_measure` (numba CPU
   kernels on the measuring machine), predicted by :func:`validation.cpu_compare.compare` with the
   interval core model.
@@ -28,15 +31,33 @@ __all__ = [
     "deepbench_section",
     "POWER_TITLE",
     "power_section",
+    "GPU_STREAM_TITLE",
+    "GPU_STREAM_BUDGET_PCT",
+    "GPU_STREAM_UNMET",
+    "gpu_stream_section",
     "cpu_section",
     "section_lines",
     "write_section",
 ]
 
-DEEPBENCH_TITLE = "vendor-library timings (cuBLAS/cuDNN) published by DeepBench on V100 — development set"
-# MAPE budgets of the DeepBench families, percent: all GEMM rows (fp32 and fp16) and all forward
-# convolution rows, whatever algorithm cuDNN chose.
-DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 15.0, "conv_fwd_all": 25.0}
+DEEPBENCH_TITLE = ("vendor-library timings (cuBLAS/cuDNN) published by DeepBench on V100, P100 and T4 "
+                   "— development sets")
+# MAPE budgets of the DeepBench families per device, percent: all GEMM rows (every precision) and
+# all forward convolution rows, whatever algorithm cuDNN chose. The targets are the same on every
+# device; DEEPBENCH_UNMET lists the (device, family) pairs the model does not meet yet, each with
+# why and the ceiling it must stay under meanwhile (the figure when the target was set, so a change
+# that makes it worse fails).
+DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 12.0, "conv_fwd_all": 20.0}
+DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
+    "v100/conv_fwd_all": (21.7, "fp16 convolutions with C = 1 or 3 input channels run 3-7x slower than the padded "
+                                "Tensor-Core model (cuDNN's fallback kernels); 1x1 convolutions ~20-30 % too fast"),
+    "p100/gemm_all": (21.1, "skinny (n <= 32) cuBLAS GEMMs on Pascal reach ~160-250 GB/s, a third of the "
+                            "modelled DRAM bandwidth"),
+    "p100/conv_fwd_all": (32.2, "cuDNN 7 forward convolutions on Pascal run at ~25-60 % of the modelled rate"),
+    "t4/gemm_all": (23.8, "fp32 GEMMs ~35 % too fast at the boost clock: the 70 W sustained clock belongs "
+                          "to the power-limit model (energy issue)"),
+    "t4/conv_fwd_all": (27.0, "as t4/gemm_all (sustained clock) plus the cuDNN gap of v100/conv_fwd_all"),
+}
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
 POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 and L40, predicted by the power "
                "model and the power-limit governor — development set")
@@ -45,14 +66,25 @@ _CPU_MEASURE_COLUMNS = {"name", "family", "median_s", "iqr_s", "repeats", "corre
 
 @dataclass(frozen=True)
 class SectionFamily:
+    """One family's MAPE against its budget. ``ceiling_pct``: the family is a known miss of its budget
+    (listed with its reason by the section); it passes while it stays at or under this ceiling."""
+
     family: str
     n: int
     mape_pct: float
     budget_pct: float | None
+    ceiling_pct: float | None = None
 
     @property
     def within_budget(self) -> bool | None:
         return None if self.budget_pct is None else self.mape_pct <= self.budget_pct
+
+    @property
+    def acceptable(self) -> bool:
+        """Within budget, or a known miss at or under its ceiling (no budget: acceptable)."""
+        if self.within_budget is not False:
+            return True
+        return self.ceiling_pct is not None and self.mape_pct <= self.ceiling_pct
 
 
 @dataclass
@@ -64,7 +96,8 @@ class Section:
 
     @property
     def over_budget(self) -> list[SectionFamily]:
-        return [f for f in self.families if f.within_budget is False]
+        """Families over budget that are not known misses under their ceiling (these fail the report)."""
+        return [f for f in self.families if not f.acceptable]
 
 
 def deepbench_section(folder: Path) -> Section | None:
@@ -74,15 +107,23 @@ def deepbench_section(folder: Path) -> Section | None:
     from validation import deepbench
 
     _rows, fams = deepbench.summary(folder)
-    families = [
-        SectionFamily(str(fam), int(r["rows"]), float(r["mape_pct"]), DEEPBENCH_BUDGETS_PCT.get(str(fam)))
-        for fam, r in fams.iterrows()
-    ]
+    families = []
+    for fam, r in fams.iterrows():
+        name = str(fam)
+        budget = DEEPBENCH_BUDGETS_PCT.get(name.split("/", 1)[-1])
+        unmet = DEEPBENCH_UNMET.get(name)
+        families.append(SectionFamily(name, int(r["rows"]), float(r["mape_pct"]), budget,
+                                      ceiling_pct=None if unmet is None else unmet[0]))
+    presets_used = ", ".join(f"{short}: {preset}" for short, preset, _ in
+                             (deepbench.DEVICES[d] for d in deepbench.available_devices(folder)))
     notes = [
-        f"predicted with the stock preset {deepbench.PRESET}; measured times are DeepBench's (results/train/"
-        "DeepBench_NV_V100.xlsx), not this project's",
+        f"predicted with the stock presets ({presets_used}); measured times are DeepBench's (results/train/"
+        "DeepBench_NV_{V100,P100,T4}.xlsx), not this project's",
+        "P100 half-precision rows are fp16 storage with fp32 math (compute_dtype='fp32'), as DeepBench labels them",
         "conv_fwd_implicit_gemm_algos: the rows where cuDNN chose an implicit-GEMM algorithm (no Winograd/FFT)",
     ]
+    notes += [f"target not met yet, {fam}: {why} (ceiling {ceiling:.1f} %)"
+              for fam, (ceiling, why) in DEEPBENCH_UNMET.items()]
     return Section("deepbench", DEEPBENCH_TITLE, families, notes)
 
 
@@ -105,6 +146,46 @@ def power_section(folder: Path) -> Section | None:
         f"largest clock error within the budgeted families: {worst:.1f} %",
     ]
     return Section("power", POWER_TITLE, families, notes)
+
+
+GPU_STREAM_TITLE = ("streaming CUDA/HIP kernels measured by gpu-benches (gpu-stream) on ten NVIDIA and AMD GPUs "
+                    "— kernel-level check of the memory model")
+GPU_STREAM_BUDGET_PCT = 10.0
+"""MAPE budget per GPU over the rows at occupancy >= 25 % (validation.gpu_stream.MIN_OCCUPANCY_PCT)."""
+# GPUs over the budget, with why and the ceiling they must stay under (the figure when it was set).
+GPU_STREAM_UNMET: dict[str, tuple[float, str]] = {
+    "NVIDIA H200": (18.0, "read, scale and the stencils reach peak more slowly with occupancy than the "
+                          "min(peak, Little) knee (loaded latency above the H100's pointer-chase figure)"),
+    "NVIDIA H100 PCIe": (12.0, "as H200: a softer knee between 25 and 60 % occupancy"),
+    "AMD MI210": (11.7, "3pt stencil 26 % too fast (its neighbour loads miss the 16 KB L1 more than modelled)"),
+    "NVIDIA A100 80GB": (10.6, "read and the stencils 12-20 % too fast at 25-60 % occupancy"),
+}
+
+
+def gpu_stream_section(folder: Path) -> Section | None:
+    """The gpu-stream check on ``folder/gpu_benches_stream.csv``; None when it is absent."""
+    from validation import gpu_stream
+
+    if not (folder / gpu_stream.FILE).exists():
+        return None
+    _rows, fams = gpu_stream.summary(folder)
+    families = []
+    for gpu, r in fams.iterrows():
+        unmet = GPU_STREAM_UNMET.get(str(gpu))
+        families.append(SectionFamily(str(gpu), int(r["rows"]), float(r["mape_pct"]), GPU_STREAM_BUDGET_PCT,
+                                      ceiling_pct=None if unmet is None else unmet[0]))
+    families.append(SectionFamily("all GPUs, every occupancy", int(len(_rows)), float(_rows.ape.mean()), None))
+    notes = [
+        "measured times are gpu-benches' (te42kyfo/gpu-benches gpu-stream, commit 1c36d50), not this project's; "
+        "each kernel is described from gpu-stream/main.cu (validation.gpu_stream), never from its measurement",
+        f"MAPE of predicted vs measured kernel time per GPU over the rows at occupancy >= "
+        f"{gpu_stream.MIN_OCCUPANCY_PCT:.0f} %; the last row is every row at every occupancy (no budget)",
+        "not independent of the presets: their DRAM efficiencies (mixed, read-only, write-only) are gpu-stream's "
+        "triad, read and init plateaus; the check tests the occupancy curve (Little's law) and the other kernels",
+    ]
+    notes += [f"budget not met yet, {gpu}: {why} (ceiling {ceiling:.1f} %)"
+              for gpu, (ceiling, why) in GPU_STREAM_UNMET.items()]
+    return Section("gpu-stream", GPU_STREAM_TITLE, families, notes)
 
 
 def is_cpu_measure_folder(folder: Path) -> bool:
@@ -147,7 +228,8 @@ def section_lines(sec: Section) -> list[str]:
     lines.append(f"  {'family':<30} {'n':>4} {'MAPE %':>8} {'budget %':>9}  verdict")
     for f in sec.families:
         budget = "-" if f.budget_pct is None else f"{f.budget_pct:.0f}"
-        verdict = "no budget" if f.within_budget is None else ("ok" if f.within_budget else "OVER BUDGET")
+        verdict = ("no budget" if f.within_budget is None else "ok" if f.within_budget
+                   else f"over budget (known; ceiling {f.ceiling_pct:.1f})" if f.acceptable else "OVER BUDGET")
         lines.append(f"  {f.family:<30} {f.n:>4} {f.mape_pct:>8.1f} {budget:>9}  {verdict}")
     return lines
 

@@ -31,8 +31,9 @@ def write_fraction(op: Any) -> float:
 
 
 def precision_of(op: Any) -> str:
-    """The op's hardware precision key (``"fp16"``...)."""
-    return op.dtype.precision
+    """The hardware precision key (``"fp16"``...) of the op's arithmetic: its ``compute_dtype`` where it
+    has one (GEMM, convolution, attention), else its storage dtype. Bytes follow :func:`elem_bytes`."""
+    return op.math_dtype.precision
 
 
 def elem_bytes(op: Any) -> float:

@@ -29,7 +29,7 @@ OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 POINT_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
                 "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
                 "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps",
-                "flop_per_cycle_per_sm", "efficiency")
+                "gemm_cluster_size", "flop_per_cycle_per_sm", "efficiency")
 """Columns of the point table (one row per hardware point; the last two are the GEMM unit's rate and
 achievable fraction at that point)."""
 
@@ -68,8 +68,9 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     l2_lat = pt[8]
     dram_lat = pt[9]
     launch_overhead = pt[10]
-    unit_rate = pt[12]
-    unit_efficiency = pt[13]
+    cluster = pt[12]
+    unit_rate = pt[13]
+    unit_efficiency = pt[14]
     elem = _max(a, b)
     bk = k_slice_bytes / elem
     stage_bytes = (bm * a + bn * b) * bk
@@ -80,9 +81,11 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     slots = sm * bps
     full = np.floor(ctas / _max(slots, 1.0))
     tail = ctas - full * slots
-    # Per-block work.
+    # Per-block work. A cluster of CTAs along M (Hopper TMA multicast) fetches each B tile from L2 once
+    # for all of them: B's L2 traffic per block is divided by the CTAs that share it.
     flop_cta = 2.0 * bm * bn * k_cta
-    l2_cta = (bm * a * a_stream + bn * b) * k_cta + bm * bn * (acc_bytes if split > 1.0 else c)
+    share = _max(_min(cluster, np.ceil(m / bm)), 1.0)
+    l2_cta = (bm * a * a_stream + bn * b / share) * k_cta + bm * bn * (acc_bytes if split > 1.0 else c)
     # Shared memory: every k-slice is written once and read by the warps; a warp tile of the
     # (bm/2 x bn/warps*2) CUTLASS arrangement reads its A rows and B columns, so smem reads per block
     # per slice are (bm * wn_count + bn * wm_count) elements; with wm_count = 2 warp rows.

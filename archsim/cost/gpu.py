@@ -9,8 +9,13 @@
 * Fused attention streams K and V per Q block (flash-style traffic); unfused attention is the sum
   of its decomposed kernels.
 
-A precision the CUDA cores do not list (bf16 on Volta, int8) runs at the fp32 lane rate and is
-priced at the fp32 energy: frameworks up-convert such elementwise work.
+The unit of a matrix product (GEMM, convolution, attention) is chosen by its math precision, the
+op's ``compute_dtype`` (storage ``dtype`` when unset): the Tensor Cores when they list it, else the
+CUDA cores' lanes of that precision, so fp16 storage with fp32 math runs at the fp32 rate. A math
+precision that neither unit lists (fp16 on a Fermi GTX 580, bf16 on Volta) is an
+:class:`~archsim.errors.EngineError` naming the precisions the GPU does run: it is never priced
+faster than fp32. A streaming op's precision the CUDA cores do not list runs at the fp32 lane rate
+and is priced at the fp32 energy: frameworks up-convert such elementwise work.
 
 Register-file traffic (for energy) is 3 operand accesses per 2 vector FLOP (an FMA reads two
 operands and the accumulator... counted as 1.5 elements per FLOP) plus, for tiled kernels, each
@@ -92,38 +97,45 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
 
 
 def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
-               extra_vector_flop: float, extra_dram_bytes: float, wfrac: float) -> CostArrays:
+               extra_vector_flop: float, extra_dram_bytes: float, wfrac: float,
+               library: str = kn.GEMM_LIBRARY) -> CostArrays:
     mm = float(op.flop_breakdown().get("matmul", 0))
     parts = gemm_parts(p, precision_of(op), op.label, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes,
-                       shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm)
+                       shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm,
+                       library=library)
     return _finish(op, p, *parts)
 
 
 def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point."""
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
-    vector_rate = p.vector_flop_per_cycle_per_sm[_vector_key(p, prec)]
+    vector_rate = p.vector_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
     if np.any(rate <= 0):
-        raise EngineError(f"{label}: no GPU unit runs {prec} (neither Tensor Cores nor CUDA cores list it)")
+        runs = [q for q in p.tensor_flop_per_cycle_per_sm
+                if np.all((p.tensor_flop_per_cycle_per_sm[q] > 0) | (p.vector_flop_per_cycle_per_sm[q] > 0))]
+        raise EngineError(f"{label}: compute_dtype {prec!r} has no math unit on this GPU (neither Tensor Cores nor "
+                          f"CUDA cores run it); allowed: {', '.join(runs)} (e.g. compute_dtype='fp32' for "
+                          "fp32 math on narrower storage)")
     return use_tc, rate, np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
 
 
 def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
                c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
-               kernel: kn.GemmKernel | None = None) -> tuple:
+               kernel: kn.GemmKernel | None = None, library: str = kn.GEMM_LIBRARY) -> tuple:
     """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
 
     ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
     matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP. ``kernel``, when given, is the
-    already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows.
+    already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows; ``library`` the kernel
+    catalogue it chooses from (``kernels.CONV_LIBRARY`` for a forward convolution).
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
     use_tc, rate, eff = gemm_unit(p, prec, label)
     k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
-                                                      a_stream_factor=a_stream)
+                                                      a_stream_factor=a_stream, library=library)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
     zero = np.zeros(p.n)
     times = {"compute:tensor": np.where(use_tc, k.compute_s, 0.0),
@@ -181,7 +193,8 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
-    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm")
+    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
+                compute_dtype=op.compute_dtype)
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
         _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b, np.full(p.n, k * c * 9 * e + wt_b)),
@@ -311,10 +324,13 @@ def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
     return direct
 
 
-def whole_rows(op: Any, p: GPUParams) -> bool:
-    """True when every point's L2 line is wider than the convolution's column stride in bytes
-    (a strided read then fetches whole input rows; :func:`archsim.cost.traffic.conv_a_pass_bytes`)."""
-    return bool(np.all(p.l2_line_bytes > op.stride[1] * elem_bytes(op)))
+def touched_bytes(op: Any, p: GPUParams) -> float:
+    """Bytes memory delivers for the input elements a convolution pass reads, in whole DRAM sectors
+    (:func:`archsim.cost.traffic.conv_touched_bytes`; the smallest sector of the points, so the floor
+    holds at every point)."""
+    return tr.conv_touched_bytes(op.batch, op.in_channels, op.height, op.width, op.kernel,
+                                 op.stride, op.padding, op.dilation, op.out_height, op.out_width,
+                                 elem_bytes(op), float(np.min(p.sector_bytes)))
 
 
 class ConvGemmView(NamedTuple):
@@ -360,11 +376,11 @@ def conv_gemm_view(op: Any) -> ConvGemmView:
 def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     v = conv_gemm_view(op)
     e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
-    rows = whole_rows(op, p)
+    touched = touched_bytes(op, p) / g  # per group: the A pass is of one group's channels
 
     def a_pass(cap: np.ndarray) -> np.ndarray:
         return tr.conv_a_pass_bytes(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e, cap,
-                                    whole_rows=rows)
+                                    touched_bytes=touched)
 
     if op.pass_ == "backward_data":
         # dcols = dY W^T; col2im writes dX (the input's size) rather than the im2col matrix.
@@ -377,7 +393,14 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
     dram = tr.conv_bytes(shape, a_pass(p.l2_size_bytes) * g, p.l2_size_bytes)
     a_stream = a_pass(p.l1_size_bytes) / im2col
     bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
-    return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0)
+    return _gemm_like(op, p, shape, dram, a_stream, flop_classes(op)[1], bias, 0.0, library=conv_library(op))
+
+
+def conv_library(op: Any) -> str:
+    """The kernel catalogue of a convolution pass: cuDNN's forward implicit-GEMM tiles
+    (``kernels.CONV_TILES``, no split-K) for the forward pass; the backward passes keep the GEMM
+    catalogue (cuDNN's weight-gradient kernels do split their NPQ reduction)."""
+    return kn.CONV_LIBRARY if op.pass_ == "forward" else kn.GEMM_LIBRARY
 
 
 ROWWISE_KINDS = ("softmax", "layernorm")
@@ -469,7 +492,9 @@ def _attention(op: Any, p: GPUParams) -> CostArrays:
     mm, vector, special = flop_classes(op)
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     vkey = _vector_key(p, prec)
-    use_tc = tensor_rate > 0
+    # The matmul's unit: Tensor Cores, else CUDA-core lanes of the math precision (raises if neither;
+    # then vkey == prec, so the vector peak is that unit's).
+    use_tc, _, _ = gemm_unit(p, prec, op.label)
     peak_v = p.vector_flop_per_cycle_per_sm[vkey] * p.clock_hz * p.sm_count * p.vector_efficiency
     peak_t = tensor_rate * p.clock_hz * p.sm_count * p.tensor_efficiency
     mm_t = np.divide(mm, peak_t, out=np.zeros(p.n), where=use_tc)
@@ -504,7 +529,11 @@ def _kernel(op: Any, p: GPUParams) -> CostArrays:
                       p.vector_flop_per_cycle_per_sm[vkey], threads_total=threads,
                       threads_per_block=float(np.prod(op.block)), registers_per_thread=float(op.registers_per_thread),
                       shared_per_block=float(op.shared_mem_per_block_bytes),
-                      independent=int(op.dependent_accesses) == 0)
+                      independent=int(op.dependent_accesses) == 0,
+                      bytes_per_thread=(kn.STREAM_BYTES_PER_THREAD if op.bytes_in_flight_per_thread is None
+                                        else float(op.bytes_in_flight_per_thread)),
+                      max_blocks_per_sm=np.inf if op.max_blocks_per_sm is None else float(op.max_blocks_per_sm),
+                      read_fraction=float(op.dram_read_bytes) / dram if dram > 0 else None)
     tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     mm = float(op.flop_matmul)

@@ -88,7 +88,13 @@ class _Gemm:
     a_stream: np.ndarray | float
     extra_vector: float
     mm: float
+    library: str = gc.kn.GEMM_LIBRARY
     result: CostArrays | None = None
+
+    @property
+    def group(self) -> tuple[str, str]:
+        """Requests of one (precision, kernel library) run stacked together."""
+        return (self.prec, self.library)
 
 
 @dataclasses.dataclass
@@ -140,10 +146,11 @@ class _Planner:
         return t
 
     def _gemm_req(self, op: Any, m: int, n: int, k: int, batch: int, e: float, c: float, traffic: _Traffic,
-                  extra_dram: float, a_stream: np.ndarray | float, extra_vector: float) -> _Gemm:
+                  extra_dram: float, a_stream: np.ndarray | float, extra_vector: float,
+                  library: str = gc.kn.GEMM_LIBRARY) -> _Gemm:
         mm = float(op.flop_breakdown().get("matmul", 0))
         g = _Gemm(precision_of(op), op.label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream,
-                  extra_vector, mm)
+                  extra_vector, mm, library)
         self.gemms.append(g)
         return g
 
@@ -246,12 +253,12 @@ class _Planner:
         # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
         window_b = tr.conv_window_bytes(c, op.width, r, e)
         low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
-                                          gc.whole_rows(op, p))
+                                          gc.touched_bytes(op, p) / g)
         t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
         im2col = npq * crs * e
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col
         bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
-        return self._gemm_req(op, m, n, k, g, e, e, t, bias, a_stream, vector)
+        return self._gemm_req(op, m, n, k, g, e, e, t, bias, a_stream, vector, gc.conv_library(op))
 
     def _plan_winograd(self, op: Any) -> list[Any]:
         from archsim.workload.ops import Gemm
@@ -265,7 +272,8 @@ class _Planner:
         x_b = op.batch * c * op.height * op.width * e
         y_b = op.batch * k * op.out_height * op.out_width * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
-        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm")
+        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
+                    compute_dtype=op.compute_dtype)
         s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b,
                               dram=np.full(p.n, k * c * 9 * e + wt_b))
@@ -305,7 +313,7 @@ class _Planner:
 
     def _run_gemms(self) -> None:
         p = self.p
-        for prec, group in _by_precision(self.gemms, p.n):
+        for (prec, library), group in _by_precision(self.gemms, p.n):
             g = len(group)
             sp = self.tiled(g)
             per_op = np.asarray([q.shape for q in group], dtype=np.float64)
@@ -316,7 +324,7 @@ class _Planner:
             extra_vector = np.repeat([q.extra_vector for q in group], p.n)
             mm = np.repeat([q.mm for q in group], p.n)
             _, rate, eff = gc.gemm_unit(p, prec, group[0].label)
-            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream)
+            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
                                   extra_vector, mm, kernel=kernel)
             whole = gc.assemble("gemm", 0.0, sp, *parts)
@@ -354,11 +362,12 @@ enough that each of the few dozen temporaries of a pass (128 KiB at this size) s
 1,000-point sweep of ResNet-50 then takes 2-3 passes per kernel class instead of one per op."""
 
 
-def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[str, list[Any]]]:
-    """Requests grouped by precision, each group cut into chunks of at most ``CHUNK_ROWS`` rows."""
-    groups: dict[str, list[Any]] = {}
+def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]]]:
+    """Requests grouped by precision (a GEMM request: by its ``group``, precision and kernel library),
+    each group cut into chunks of at most ``CHUNK_ROWS`` rows."""
+    groups: dict[Any, list[Any]] = {}
     for r in reqs:
-        groups.setdefault(r.prec, []).append(r)
+        groups.setdefault(getattr(r, "group", r.prec), []).append(r)
     per = max(1, CHUNK_ROWS // points)
     return [(prec, g[i:i + per]) for prec, g in groups.items() for i in range(0, len(g), per)]
 

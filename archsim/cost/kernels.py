@@ -23,7 +23,9 @@ GPU GEMM (and implicit-GEMM convolution) follows the structure of CUTLASS/cuBLAS
   its partial sums' traffic and a reduction kernel launch.
 
 Streaming kernels (elementwise, reductions) run one 16-byte vector access per thread in flight
-(``STREAM_BYTES_PER_THREAD``), so small tensors are latency-bound by the same Little's-law rule.
+(``STREAM_BYTES_PER_THREAD``; a described :class:`~archsim.workload.ops.Kernel` states its own
+``bytes_in_flight_per_thread``), so small tensors are latency-bound by Little's law: their
+bandwidth is the lower of bytes in flight / latency and the achievable peak.
 
 Every device factor is a named field of the hardware model (via :mod:`archsim.cost.params`);
 the constants here describe the kernel library (tile catalogue, access width), not a device.
@@ -54,6 +56,19 @@ TILES: tuple[tuple[int, int, int], ...] = (
 
 SPLIT_K: tuple[int, ...] = (1, 2, 4, 8, 16)
 """Split-K factors the mapper may choose (CUTLASS ``--split-k-slices``)."""
+
+CONV_TILES: tuple[tuple[int, int], ...] = ((256, 128), (128, 128), (128, 64), (128, 32))
+"""Threadblock tiles (bm, bn) of the convolution library's forward implicit-GEMM kernels, without
+split-K: the kernels cuDNN 7 launches are named by their tile, ``maxwell_scudnn_128x{128,64,32}_*``
+(Maxwell/Pascal), ``volta_scudnn_128x{128,64,32}_*`` and ``turing_scudnn_*`` (CUDA cores), and
+``volta_fp16_s884cudnn_fp16_{256x128,128x128}_ldg8_*`` (Tensor Cores), as nvprof/Nsight traces of
+cuDNN show them; none splits the reduction (C x R x S): small grids are not refilled by split-K as
+cuBLAS's GEMMs are. (The 256 x 64 Tensor-Core variant is not in ``TILES`` and is left out.)"""
+
+CONV_LIBRARY = "conv"
+GEMM_LIBRARY = "gemm"
+"""Kernel catalogues: ``"gemm"`` every (tile, split-K) candidate (cuBLAS/CUTLASS), ``"conv"`` the
+forward-convolution kernels of :data:`CONV_TILES`."""
 
 K_SLICE_BYTES = 64.0
 """Bytes of one k-slice per operand row: CUTLASS's kTileK is 64 B for every precision (32 fp16, 16 tf32)."""
@@ -180,6 +195,19 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[new], inverse
 
 
+def library_candidates(library: str) -> np.ndarray | None:
+    """Columns of the candidate table a kernel library chooses from (``None``: all of them)."""
+    if library == GEMM_LIBRARY:
+        return None
+    if library != CONV_LIBRARY:
+        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {GEMM_LIBRARY}, {CONV_LIBRARY}")
+    bm, bn, _, _, split = _tile_table()
+    keep = np.zeros(len(bm), dtype=bool)
+    for tbm, tbn in CONV_TILES:
+        keep |= (bm == tbm) & (bn == tbn)
+    return np.flatnonzero(keep & (split == 1.0))
+
+
 def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
                      repeat: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Blocks per SM of every tile candidate, once per distinct (SM description, element sizes).
@@ -205,13 +233,14 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
 def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np.ndarray, batch: int | np.ndarray,
              a_bytes: float | np.ndarray, b_bytes: float | np.ndarray, c_bytes: float | np.ndarray,
              flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray,
-             a_stream_factor: np.ndarray | float = 1.0) -> GemmKernel:
+             a_stream_factor: np.ndarray | float = 1.0, library: str = GEMM_LIBRARY) -> GemmKernel:
     """Predict the best GEMM kernel for C[m,n] = A[m,k] B[k,n] (``batch`` instances) per point.
 
     ``flop_per_cycle_per_sm`` is the unit's dense rate (Tensor Core or CUDA core) per point,
     ``efficiency`` its achievable fraction; ``dram_min_bytes`` is the DRAM traffic the L2 tiling model
     (:mod:`archsim.cost.traffic`) gives for the whole GEMM. ``a_stream_factor`` scales A's L2 operand
-    traffic (below 1 for an implicit-GEMM convolution whose im2col rows overlap in L1).
+    traffic (below 1 for an implicit-GEMM convolution whose im2col rows overlap in L1). ``library``
+    selects the kernel catalogue (:func:`library_candidates`).
 
     The shape (``m``, ``n``, ``k``, ``batch``, element sizes) may be scalars or arrays of shape
     ``(H,)``: with arrays, row ``i`` is a different GEMM on point ``i``.
@@ -221,13 +250,17 @@ def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np
                     (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
     rows = np.arange(h, dtype=np.int64)
     occupancy, occupancy_row = _occupancy_table(p, ops[:, 4].copy(), ops[:, 5].copy())
+    cand = library_candidates(library)
+    if cand is not None:
+        occupancy = np.ascontiguousarray(occupancy[:, cand])
     return _search(p, ops, rows, rows, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
-                   occupancy, occupancy_row)
+                   occupancy, occupancy_row, cand)
 
 
 def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray,
                   a_bytes: np.ndarray, b_bytes: np.ndarray, c_bytes: np.ndarray, flop_per_cycle_per_sm: np.ndarray,
-                  efficiency: np.ndarray, dram_min_bytes: np.ndarray, a_stream_factor: np.ndarray) -> GemmKernel:
+                  efficiency: np.ndarray, dram_min_bytes: np.ndarray, a_stream_factor: np.ndarray,
+                  library: str = GEMM_LIBRARY) -> GemmKernel:
     """:func:`gpu_gemm` of G GEMMs at each of the H points of ``p``, results flattened op-major (G*H,).
 
     The shape values are arrays of shape (G,); ``dram_min_bytes`` and ``a_stream_factor`` (G*H,).
@@ -242,8 +275,11 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
                                                 repeat=len(pairs))
     points = np.tile(np.arange(h, dtype=np.int64), g)
     occupancy_row = occupancy_row[np.repeat(np.ravel(pair_of_op) * h, h) + points]
+    cand = library_candidates(library)
+    if cand is not None:
+        occupancy = np.ascontiguousarray(occupancy[:, cand])
     return _search(p, ops, np.repeat(np.arange(g, dtype=np.int64), h), points, flop_per_cycle_per_sm, efficiency,
-                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row)
+                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row, cand)
 
 
 def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
@@ -292,23 +328,35 @@ class StreamKernel:
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
                vector_rate_per_sm: np.ndarray, threads_total: float | None = None,
                threads_per_block: float = STREAM_THREADS_PER_BLOCK, registers_per_thread: float = 32.0,
-               shared_per_block: float = 0.0, independent: bool = True) -> StreamKernel:
+               shared_per_block: float = 0.0, independent: bool = True,
+               bytes_per_thread: float = STREAM_BYTES_PER_THREAD, max_blocks_per_sm: float = np.inf,
+               read_fraction: float | None = None) -> StreamKernel:
     """A memory-streaming kernel: FLOP on the CUDA cores and SFUs, bytes through L2 and DRAM.
 
-    Threads default to one per 16-byte vector of the DRAM traffic; resident threads (occupancy)
-    times 16 B are in flight, which by Little's law bounds the bandwidth of small kernels (combined
-    with the peak by :func:`achievable_bandwidth`). ``independent=False``: the kernel's accesses
-    form dependence chains whose latency the caller prices explicitly, so the bytes move at the
-    achievable peak (applying Little's law as well would count the same latency twice).
+    Threads default to one per 16-byte vector of the DRAM traffic; resident threads (occupancy, at
+    most ``max_blocks_per_sm`` blocks per SM) times ``bytes_per_thread`` (default 16 B) are in flight,
+    which by Little's law bounds the bandwidth of small kernels (the lower of it and the peak).
+
+    ``read_fraction`` (reads / DRAM bytes), when the kernel's description gives it, refines both
+    limits: a thread's round is one load latency (L2 + DRAM) when it loads, plus one L2 latency when
+    it stores (a store is posted to the write-back L2, which acknowledges it; DRAM sees it at
+    eviction); and traffic in one direction only runs at ``efficiency.dram_read_only_efficiency`` or
+    ``dram_write_only_efficiency`` (no read/write bus turnarounds). ``None``: every byte waits a load
+    latency, at the mixed efficiency.
+
+    ``independent=False``: the kernel's accesses form dependence chains whose latency the caller
+    prices explicitly, so the bytes move at the achievable peak (applying Little's law as well would
+    count the same latency twice).
     """
     dram = np.asarray(dram_bytes, dtype=np.float64)
     if threads_total is None:
         threads_total = max(1.0, float(np.max(dram)) / STREAM_BYTES_PER_THREAD)
     tpb = np.asarray([[threads_per_block]])
     bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
+    bps = np.minimum(bps, max_blocks_per_sm)
     blocks = np.ceil(threads_total / threads_per_block)
     resident_blocks = np.minimum(blocks, p.sm_count * np.maximum(bps, 1.0))
-    inflight = resident_blocks * threads_per_block * STREAM_BYTES_PER_THREAD
+    inflight = resident_blocks * threads_per_block * bytes_per_thread
     busy_sm = np.minimum(p.sm_count, blocks)
     rate = vector_rate_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
     compute = np.where(vector_flop > 0, vector_flop / np.maximum(rate, 1e-300), 0.0)
@@ -316,9 +364,22 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     special = special_flop / sfu_rate
     l2_bw = p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency
     dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency
+    dram_latency = p.l2_latency_s + p.dram_latency_s
+    if read_fraction is not None:
+        if read_fraction >= 1.0:
+            dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_read_only_efficiency
+        elif read_fraction <= 0.0:
+            dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_write_only_efficiency
+        dram_latency = (dram_latency if read_fraction > 0.0 else 0.0) + (p.l2_latency_s if read_fraction < 1.0
+                                                                          else 0.0)
     if independent:
-        l2_bw = achievable_bandwidth(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
-        dram_bw = achievable_bandwidth(dram_bw, little_bandwidth(inflight, p.l2_latency_s + p.dram_latency_s))
+        # A streaming kernel's requests are independent: its bandwidth is Little's-law-bound until the
+        # bytes in flight cover the latency, then peak-bound, with a sharp knee (gpu-benches gpu-stream on
+        # ten GPUs: the harmonic combination of achievable_bandwidth is 25-45 % too slow at >= 25 %
+        # occupancy, the minimum within 10 %; validation/gpu_stream.py). The tiled-GEMM model keeps the
+        # harmonic form (its operand loads wait on the pipeline, the queue of achievable_bandwidth).
+        l2_bw = np.minimum(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
+        dram_bw = np.minimum(dram_bw, little_bandwidth(inflight, dram_latency))
     l2 = np.asarray(l2_bytes, dtype=np.float64) / l2_bw
     dram_t = dram / dram_bw
     fill = np.where(dram > 0, p.l2_latency_s + p.dram_latency_s, p.l2_latency_s)

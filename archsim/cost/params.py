@@ -50,20 +50,25 @@ class GPUParams:
     l1_latency_s: np.ndarray
     l2_size_bytes: np.ndarray
     l2_line_bytes: np.ndarray
+    sector_bytes: np.ndarray
     l2_bandwidth_bytes_per_s: np.ndarray
     l2_latency_s: np.ndarray
     dram_bandwidth_bytes_per_s: np.ndarray
     dram_latency_s: np.ndarray
     dram_row_buffer_bytes: np.ndarray
     dram_bandwidth_efficiency: np.ndarray
+    dram_read_only_efficiency: np.ndarray
+    dram_write_only_efficiency: np.ndarray
     l2_bandwidth_efficiency: np.ndarray
     vector_efficiency: np.ndarray
     tensor_efficiency: np.ndarray
     launch_overhead_s: np.ndarray
     gemm_pipeline_stages: np.ndarray
+    gemm_cluster_size: np.ndarray
     tensor_channel_multiple: np.ndarray
     conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
+    # Per cycle of clock_hz: the Tensor Cores' own rate x tensor_clock / clock (see _gpu_row).
     tensor_flop_per_cycle_per_sm: dict[str, np.ndarray]
     vector_flop_j: dict[str, np.ndarray]
     tensor_flop_j: dict[str, np.ndarray]
@@ -124,9 +129,11 @@ _GPU_SCALARS = (
     "sm_count", "clock_hz", "warp_size", "registers_per_sm", "max_registers_per_thread", "shared_memory_bytes",
     "max_shared_memory_per_block_bytes", "max_warps", "max_blocks", "max_threads_per_block", "sfu_per_sm",
     "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_line_bytes",
-    "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
-    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
-    "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "tensor_channel_multiple",
+    "sector_bytes", "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
+    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
+    "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
+    "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
+    "tensor_channel_multiple",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
@@ -149,9 +156,14 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
         sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
-        l2.size_bytes, l2.line_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock, dram.bandwidth_bytes_per_s,
-        dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency, eff.l2_bandwidth_efficiency,
+        l2.size_bytes, l2.line_bytes, g.sector_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
+        dram.bandwidth_bytes_per_s,
+        dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency,
+        eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
+        eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,
+        eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
+        eff.gemm_cluster_size,
         g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
@@ -160,7 +172,10 @@ def _gpu_row(g: GPUDevice) -> list[float]:
     ]
     row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
     row += [2.0 * lanes.get(p, 0) for p in PRECISIONS]
-    row += [tc.get(p, 0) for p in PRECISIONS]
+    # Tensor-Core FLOP per SM-clock cycle: the cost functions time every unit at clock_hz, so a Tensor
+    # Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
+    tensor_per_clock = g.tensor_clock / clock
+    row += [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
     vj, tj = en.vector_flop_j, en.tensor_flop_j
     row += [_energy(vj, p, s) for p in PRECISIONS]
     row += [_energy(tj, p, s) for p in PRECISIONS]

@@ -36,6 +36,7 @@ and the result has its shape.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,7 @@ __all__ = [
     "gemm_min_bytes",
     "gemm_untiled_bytes",
     "conv_a_pass_bytes",
+    "conv_touched_bytes",
     "conv_bytes",
     "flash_attention_bytes",
     "streaming_bytes",
@@ -195,19 +197,54 @@ def gemm_bytes_rows(m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarr
 
 def conv_a_pass_bytes(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,
                       out_h: int, out_w: int, elem_bytes: float, capacity_bytes: np.ndarray | float,
-                      whole_rows: bool = False) -> np.ndarray:
+                      touched_bytes: float | None = None) -> np.ndarray:
     """Bytes of one pass over the implicit im2col matrix A at a level of ``capacity_bytes``.
 
     The input tensor once if the level holds the sliding window of ``kernel_h`` input rows of one
     image (``kernel_h x width x in_channels`` elements), else the im2col matrix
     ``N P Q x C R S`` (no halo reuse). Never below the input once, never above im2col.
-    ``whole_rows``: memory is fetched in lines wider than the column stride, so a strided
-    convolution (im2col smaller than the input) still reads every input row it touches whole:
-    the lower bound is then ``N C min(H, P R) W`` elements, not the im2col size.
+    ``touched_bytes``: the bytes memory delivers for the input elements the convolution reads,
+    counted in whole sectors (:func:`conv_touched_bytes`); a strided convolution over narrow rows
+    then reads more than its im2col size. It is the floor of both bounds.
     """
     return np.where(np.asarray(capacity_bytes, dtype=np.float64) >= conv_window_bytes(
         in_channels, width, kernel_h, elem_bytes), *conv_a_pass_bounds(
-        batch, in_channels, height, width, kernel_h, kernel_w, out_h, out_w, elem_bytes, whole_rows))
+        batch, in_channels, height, width, kernel_h, kernel_w, out_h, out_w, elem_bytes, touched_bytes))
+
+
+def _touched_indices(size: int, kernel: int, stride: int, padding: int, dilation: int, out: int) -> np.ndarray:
+    """Input indices along one axis that some output reads: ``o s - pad + j d`` inside ``[0, size)``."""
+    idx = (np.arange(out)[:, None] * stride - padding + np.arange(kernel)[None, :] * dilation).ravel()
+    return np.unique(idx[(idx >= 0) & (idx < size)])
+
+
+_EXACT_SECTOR_COUNT = 1 << 20
+"""Touched elements per plane up to which :func:`conv_touched_bytes` counts sectors exactly."""
+
+
+@functools.lru_cache(maxsize=4096)
+def conv_touched_bytes(batch: int, in_channels: int, height: int, width: int, kernel: tuple[int, int],
+                       stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int], out_h: int,
+                       out_w: int, elem_bytes: float, sector_bytes: float) -> float:
+    """Bytes fetched to read every input element a convolution uses, in whole ``sector_bytes`` sectors.
+
+    Each NCHW plane (``height x width`` elements, contiguous) is read at the rows and columns some
+    output uses; memory delivers whole sectors (NVIDIA: 32-byte sectors of the 128-byte L2 line, the
+    DRAM access granularity). A 1x1 stride-4 convolution over 8-byte int8 rows touches one row in four,
+    but every 32-byte sector holds a touched row: the whole plane is fetched (4x its im2col bytes).
+    Counted exactly per plane (the same for every plane of the tensor) up to 2^20 touched elements,
+    else the plane's bytes (the upper bound). Never above the input rounded up to whole sectors.
+    """
+    rows = _touched_indices(height, kernel[0], stride[0], padding[0], dilation[0], out_h)
+    cols = _touched_indices(width, kernel[1], stride[1], padding[1], dilation[1], out_w)
+    plane = height * width * elem_bytes
+    if len(rows) * len(cols) <= _EXACT_SECTOR_COUNT:
+        offsets = (rows[:, None] * width + cols[None, :]).ravel() * elem_bytes
+        per_plane = len(np.unique(np.floor(offsets / sector_bytes))) * sector_bytes
+    else:
+        per_plane = plane
+    input_bytes = batch * in_channels * plane
+    return float(min(batch * in_channels * per_plane, np.ceil(input_bytes / sector_bytes) * sector_bytes))
 
 
 def conv_window_bytes(in_channels: int, width: int, kernel_h: int, elem_bytes: float) -> float:
@@ -216,15 +253,16 @@ def conv_window_bytes(in_channels: int, width: int, kernel_h: int, elem_bytes: f
 
 
 def conv_a_pass_bounds(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,
-                       out_h: int, out_w: int, elem_bytes: float, whole_rows: bool = False) -> tuple[float, float]:
+                       out_h: int, out_w: int, elem_bytes: float,
+                       touched_bytes: float | None = None) -> tuple[float, float]:
     """(low, high): the A pass of :func:`conv_a_pass_bytes` when the window fits, and when it does not."""
     input_bytes = batch * in_channels * height * width * elem_bytes
     im2col_bytes = batch * out_h * out_w * in_channels * kernel_h * kernel_w * elem_bytes
-    floor_bytes = im2col_bytes
-    if whole_rows:
-        floor_bytes = max(im2col_bytes, min(input_bytes, batch * in_channels * min(height, out_h * kernel_h)
-                                            * width * elem_bytes))
-    return min(input_bytes, floor_bytes), max(input_bytes, im2col_bytes)
+    low, high = min(input_bytes, im2col_bytes), max(input_bytes, im2col_bytes)
+    if touched_bytes is not None:
+        low = max(low, touched_bytes)
+        high = max(high, low)
+    return low, high
 
 
 def conv_bytes(shape: GemmShape, a_pass_by_capacity: np.ndarray, capacity_bytes: np.ndarray | float) -> np.ndarray:

@@ -78,7 +78,7 @@ class OpCost:
     kind: str
     phase: str
     device: str
-    flop: float
+    flop: float               # executed: the sum of actions.flop (see CostArrays.flop_executed)
     latency_s: float
     bound: str
     time_by_unit_s: dict[str, float]
@@ -90,6 +90,7 @@ class OpCost:
     energy_breakdown_j: dict[str, float]
     static_power_w: float
     extra: dict[str, float] = field(default_factory=dict)
+    flop_nominal: float = 0.0  # the op's FLOP as defined (CostArrays.flop)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,15 @@ class CostArrays:
     dispatch_s: np.ndarray | None = None
     """Host dispatch time of the op's launches (s; GPU ops only, ``None`` elsewhere): where it
     equals ``latency_s`` the host's dispatch binds and the bound is ``overhead``."""
+
+    def flop_executed(self) -> np.ndarray:
+        """FLOP the units execute at each point: the sum of ``flop_by_unit`` (``flop`` is the op's
+        nominal FLOP; they differ for Winograd convolutions, which multiply less, and Tensor-Core
+        convolutions, whose channels are padded to the MMA multiple)."""
+        total = np.zeros(np.shape(self.latency_s))
+        for v in self.flop_by_unit.values():
+            total = total + v
+        return total
 
     def dispatch_bound(self) -> np.ndarray:
         """Per point, True where the host's dispatch sets the latency."""
@@ -146,7 +156,9 @@ class CostArrays:
             extra["host_dispatch_s"] = float(self.dispatch_s[i])
             host = bool(self.dispatch_bound()[i])
         return OpCost(
-            name=name, kind=self.kind, phase=phase, device=self.device, flop=float(self.flop),
+            name=name, kind=self.kind, phase=phase, device=self.device,
+            flop=float(self.flop_executed()[i]) if self.flop_by_unit else float(self.flop),
+            flop_nominal=float(self.flop),
             latency_s=float(self.latency_s[i]), bound="overhead" if host else _bound(times) or self.bounds()[i],
             time_by_unit_s=times,
             bytes_by_level={k: float(v[i]) for k, v in self.bytes_by_level.items()},

@@ -333,7 +333,7 @@ def _op_result(rec: Record) -> OpResult:
     return OpResult(name=c.name, kind=c.kind, phase=c.phase, device="pim" if t.executor == "pim" else c.device,
                     flop=c.flop, bytes_by_level=by_level, time_by_unit_s=dict(c.time_by_unit_s), bound=c.bound,
                     latency_s=latency, energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
-                    start_s=rec.start_s, extra=extra)
+                    start_s=rec.start_s, extra=extra, flop_nominal=c.flop_nominal)
 
 
 def estimate_des(work: Any, hardware: Any, options: CostOptions | None = None, *, streams: int = 1,

@@ -169,6 +169,7 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
             oc = seen[id(c)] = c.at(0, "", "")
         results.append(OpResult(
             name=op.label, kind=oc.kind, phase=op.phase, device=oc.device, flop=oc.flop,
+            flop_nominal=oc.flop_nominal,
             bytes_by_level=dict(oc.bytes_by_level), time_by_unit_s=dict(oc.time_by_unit_s), bound=oc.bound,
             latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=dict(oc.energy_breakdown_j),
             extra={**oc.extra, "launches": oc.launches, "overhead_s": oc.overhead_s}))
@@ -196,7 +197,9 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     frame = {"latency_s": total, "energy_j": energy_j}
     frame.update({f"energy_{k}_j": v for k, v in energy.items()})
     frame["data_movement_fraction"] = np.where(energy_j > 0, movement / np.where(energy_j > 0, energy_j, 1.0), 0.0)
-    frame["flop"] = np.full(len(hardware), float(sum(c.flop for c in costs)))
+    # Executed FLOP per point (a Winograd or channel-padded convolution differs from its nominal FLOP).
+    frame["flop"] = functools.reduce(np.add, [c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
+                                              for c in costs], np.zeros(len(hardware)))
     import pandas as pd
 
     out = pd.DataFrame(frame)

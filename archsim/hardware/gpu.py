@@ -4,6 +4,12 @@ Peak FLOP/s = SMs x clock x FLOP/cycle/SM. For the CUDA cores FLOP/cycle/SM = FM
 V100: 80 SMs x 1.53 GHz x 64 fp32 lanes x 2 = 15.7 TFLOP/s (V100 whitepaper, Table 1). For Tensor
 Cores the dense FLOP/cycle/SM is a field per precision, e.g. V100 fp16: 8 Tensor Cores x 64 FMA x 2
 = 1024, so 80 x 1.53 GHz x 1024 = 125 TFLOP/s.
+
+AMD GPUs use the same schema with ``vendor = "amd"``: ``sm_count`` counts compute units (CUs),
+``sm.warp_size`` is the wavefront (64 on CDNA; RDNA runs wave32 by default), ``sm.max_warps`` the
+resident wavefronts per CU, shared memory the LDS, ``tensor_core`` the Matrix Cores (MFMA units,
+CDNA; ``per_sm`` = matrix cores per CU) and ``infinity_cache`` the memory-side last-level cache
+between L2 and DRAM (RDNA2/3 Infinity Cache; CDNA3's MALL).
 """
 
 from __future__ import annotations
@@ -77,6 +83,14 @@ class GPUEfficiency(HardwareModel):
 
     launch_overhead_s: Time = si("launch_overhead", gt=0, description="kernel launch to start, host side")
     dram_bandwidth_efficiency: float = Field(gt=0, le=1, description="STREAM-like copy / peak")
+    dram_read_only_efficiency: float | None = Field(
+        None, gt=0, le=1,
+        description="achievable fraction of peak of read-only DRAM traffic (no read/write bus turnarounds; "
+                    "gpu-stream read / peak); None: dram_bandwidth_efficiency (mixed traffic, triad / peak)")
+    dram_write_only_efficiency: float | None = Field(
+        None, gt=0, le=1,
+        description="achievable fraction of peak of write-only DRAM traffic (gpu-stream init / peak); "
+                    "None: dram_bandwidth_efficiency")
     l2_bandwidth_efficiency: float = Field(gt=0, le=1)
     vector_efficiency: float = Field(gt=0, le=1, description="achievable fraction of CUDA-core peak")
     tensor_efficiency: float = Field(gt=0, le=1, description="achievable fraction of Tensor Core peak")
@@ -84,6 +98,12 @@ class GPUEfficiency(HardwareModel):
         ge=2, le=16,
         description="shared-memory stages of the GEMM main loop (CUTLASS kStages): stages - 1 k-slices "
                     "of operands are in flight per thread block, which sets the latency hiding by Little's law",
+    )
+    gemm_cluster_size: int = Field(
+        1, ge=1, le=16,
+        description="thread blocks of a GEMM cluster that share operand tiles: Hopper's CUTLASS sm90 kernels "
+                    "launch 2 x 1 x 1 clusters whose B tile is loaded once by TMA multicast into both blocks' "
+                    "shared memory (halving its L2 traffic); 1 before Hopper (no clusters)",
     )
     conv_nchw_transposes: bool = Field(
         True,
@@ -101,6 +121,9 @@ class GPUDevice(HardwareModel):
 
     kind: Literal["gpu"] = "gpu"
     name: str = Field(min_length=1)
+    vendor: Literal["nvidia", "amd"] = Field(
+        "nvidia", description="nvidia or amd: AMD CUs, wavefronts, LDS and Matrix Cores map onto the SM fields "
+                              "(module documentation)")
     architecture: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="e.g. volta, ampere, hopper")
     compute_capability: str = Field(pattern=r"^\d+\.\d+$")
     node_nm: float = Field(gt=0, le=MAX_NODE_NM, description="process node, nm (also in energy.node_nm)")
@@ -113,6 +136,12 @@ class GPUDevice(HardwareModel):
     sm: StreamingMultiprocessor
     tensor_core: TensorCore | None = None
     l2: Cache
+    sector_bytes: int = Field(
+        32, gt=0, description="granularity of L2 <-> DRAM transfers: an access fetches whole sectors of this "
+                              "many bytes (NVIDIA: 32-byte sectors of the 128-byte L2 line, Fermi onwards)")
+    infinity_cache: Cache | None = Field(
+        None, description="memory-side cache between L2 and DRAM (AMD Infinity Cache): recorded for comparisons; "
+                          "the cost model does not price hits in it yet (DRAM-sized streams miss it)")
     dram: DRAM
     energy: EnergyTable
     static_power_w: Power = si("static_power", description="idle power")
@@ -132,6 +161,10 @@ class GPUDevice(HardwareModel):
             raise ValueError(f"energy.node_nm {self.energy.node_nm} differs from node_nm {self.node_nm}")
         if self.static_power_w > self.tdp_w:
             raise ValueError("static_power exceeds tdp")
+        if self.l2.line_bytes % self.sector_bytes:
+            raise ValueError(f"l2.line_size {self.l2.line_bytes} is not a multiple of sector_bytes {self.sector_bytes}")
+        if self.infinity_cache is not None and self.infinity_cache.size_bytes <= self.l2.size_bytes:
+            raise ValueError("infinity_cache.size must be larger than l2.size")
         return self
 
     @property

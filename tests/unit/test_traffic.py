@@ -35,3 +35,24 @@ def test_conv_window_rule():
 def test_bad_shape_names_the_field():
     with pytest.raises(EngineError, match="GemmShape.k"):
         tr.GemmShape(4, 4, 0)
+
+
+def test_strided_narrow_rows_fetch_whole_sectors():
+    # Conv2d(64, 256, 8, 1024, 8, kernel=1, stride=4, int8) on V100: a plane is 1024 rows of 8 bytes; the
+    # convolution reads rows 0, 4, 8, ... (256 of them) and in each row columns 0 and 4. A 32-byte sector
+    # holds 4 rows, one of them touched, so every sector is fetched: 64 x 256 x 8 KiB = 134,217,728 B,
+    # four times the 33,554,432 B of its im2col matrix. In fp16 a sector holds 2 rows: half the input.
+    import archsim
+    from archsim import ops
+
+    v100 = archsim.load_preset("gpu/v100-sxm2-16gb")
+    assert tr.conv_touched_bytes(64, 256, 1024, 8, (1, 1), (4, 4), (0, 0), (1, 1), 256, 2, 1.0, 32.0) == 134217728
+    assert tr.conv_touched_bytes(64, 256, 1024, 8, (1, 1), (4, 4), (0, 0), (1, 1), 256, 2, 2.0, 32.0) == 134217728
+    # A dense 3x3 stride-1 convolution touches every element: the input rounded up to sectors.
+    assert tr.conv_touched_bytes(1, 3, 5, 5, (3, 3), (1, 1), (1, 1), (1, 1), 5, 5, 4.0, 32.0) == 320
+    op = ops.Conv2d(64, 256, 8, 1024, 8, kernel=1, stride=4, dtype="int8")
+    r = archsim.estimate(op, v100).ops[0]
+    assert r.bytes_by_level["dram"] >= 134217728
+    # DRAM floor: 134.2 MB at 900 GB/s x 0.962 (read-only efficiency) = 155 us; mixed 0.90: 166 us.
+    assert r.latency_s >= 134217728 / 900e9
+    assert r.bound == "memory:dram"

@@ -1,7 +1,10 @@
 """The report's DeepBench and CPU sections.
 
-The DeepBench test is the CI check of the library-op models on DeepBench's published V100 timings
-(committed in ``validation/data/deepbench/``): GEMM MAPE <= 15 %, forward convolution MAPE <= 25 %.
+The DeepBench test is the CI check of the library-op models on DeepBench's published V100, P100 and
+T4 timings (committed in ``validation/data/deepbench/``): GEMM MAPE <= 12 % and forward convolution
+MAPE <= 20 % per device, except the known misses of ``sections.DEEPBENCH_UNMET``, which must stay
+under their ceilings; the V100 must not get worse than before the second development set (GEMM
+11.3 %, convolution 24.2 %).
 The CPU section runs on a synthetic, labelled fixture (``fixtures/cpu_data/cpu-synthetic/``) whose
 made-up times are compared with the core model's predictions recomputed here as the oracle.
 """
@@ -30,12 +33,45 @@ def _deepbench() -> sections.Section:
 
 def test_deepbench_budgets():
     fams = {f.family: f for f in _deepbench().families}
-    assert fams["gemm_all"].budget_pct == 15.0 and fams["conv_fwd_all"].budget_pct == 25.0
-    # DeepBench V100: 320 GEMM rows (160 fp32, 160 fp16), 188 forward convolutions (94 + 94).
-    assert fams["gemm_all"].n == 320 and fams["conv_fwd_all"].n == 188
-    assert fams["gemm_all"].mape_pct <= 15.0, fams["gemm_all"]
-    assert fams["conv_fwd_all"].mape_pct <= 25.0, fams["conv_fwd_all"]
+    for dev in ("v100", "p100", "t4"):
+        gemm, conv = fams[f"{dev}/gemm_all"], fams[f"{dev}/conv_fwd_all"]
+        assert gemm.budget_pct == 12.0 and conv.budget_pct == 20.0
+        # DeepBench per device: 320 GEMM rows (160 fp32, 160 fp16), 188 forward convolutions (94 + 94).
+        assert gemm.n == 320 and conv.n == 188
+        for f in (gemm, conv):
+            assert f.mape_pct <= f.budget_pct or f.family in sections.DEEPBENCH_UNMET, f
+    # P100 half precision is fp16 storage with fp32 math.
+    assert fams["p100/gemm_fp16_fp32math"].n == 160 and "p100/gemm_fp16" not in fams
+    # The V100 must not get worse.
+    assert fams["v100/gemm_all"].mape_pct <= 11.3 and fams["v100/conv_fwd_all"].mape_pct <= 24.2
+    for fam, (ceiling, why) in sections.DEEPBENCH_UNMET.items():
+        assert fams[fam].budget_pct < ceiling and why, fam
+        assert fams[fam].mape_pct <= ceiling, fams[fam]
     assert not _deepbench().over_budget
+
+
+def test_gpu_stream_budgets():
+    sec = sections.gpu_stream_section(DATA / "gpu-stream")
+    assert sec is not None, "validation/data/gpu-stream/ must hold gpu_benches_stream.csv"
+    fams = {f.family: f for f in sec.families}
+    # Ten GPUs, each with a preset; every one within 10 % MAPE at occupancy >= 25 % or a listed miss.
+    gpus = [f for f in sec.families if f.budget_pct is not None]
+    assert len(gpus) == 10 and all(f.budget_pct == 10.0 for f in gpus)
+    for f in gpus:
+        assert f.mape_pct <= 10.0 or f.family in sections.GPU_STREAM_UNMET, f
+    for gpu, (ceiling, why) in sections.GPU_STREAM_UNMET.items():
+        assert fams[gpu].mape_pct > 10.0 and fams[gpu].mape_pct <= ceiling and why, fams[gpu]
+    assert not sec.over_budget
+
+
+def test_gpu_stream_describes_the_benchmark_source():
+    from validation import gpu_stream
+
+    # triad: 2 loads and a store of 8 B per thread, N = 128 Mi + 2 elements, 2 blocks of 256 per SM.
+    k = gpu_stream.describe("triad", 256, "nvidia")
+    assert k.dram_read_bytes == 2 * 8 * (128 * 1024 * 1024 + 2) and k.dram_write_bytes == 8 * (128 * 1024 * 1024 + 2)
+    assert k.bytes_in_flight_per_thread == 24 and k.max_blocks_per_sm == 2 and k.num_blocks == (128 * 1024 * 4 + 1)
+    assert gpu_stream.describe("init", 32, "amd").shared_mem_per_block_bytes == 4096 * 8
 
 
 def test_report_deepbench_section_labelled(tmp_path):

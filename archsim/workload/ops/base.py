@@ -100,9 +100,19 @@ class Op:
 
     def _common_post_init(self) -> None:
         object.__setattr__(self, "dtype", DType.parse(self.dtype, f"{type(self).__name__}.dtype"))
+        if getattr(self, "compute_dtype", None) is not None:
+            object.__setattr__(self, "compute_dtype",
+                               DType.parse(self.compute_dtype, f"{type(self).__name__}.compute_dtype"))
         check_choice(self, "phase", PHASES)
         if not isinstance(self.name, str):
             raise WorkloadError(f"{type(self).__name__}.name: expected a string, got {self.name!r}")
+
+    @property
+    def math_dtype(self) -> DType:
+        """The precision the op's arithmetic runs in: ``compute_dtype`` where the op has one and it is
+        set (GEMM, convolution, attention: the cuBLAS/cuDNN compute type), else the storage ``dtype``."""
+        compute = getattr(self, "compute_dtype", None)
+        return self.dtype if compute is None else compute
 
     # --- work -----------------------------------------------------------------------------------
     def flop_breakdown(self) -> dict[str, int]:

@@ -43,6 +43,10 @@ class Conv2d(Op):
     same multiply-accumulates, ``N*K*P*Q*(C/g)*R*S``, so FLOP = ``2*N*K*P*Q*(C/g)*R*S`` each
     (+ ``N*K*P*Q`` vector adds for a forward bias).
 
+    ``compute_dtype`` is the precision of the multiplies (cuDNN's convolution compute type; ``None``:
+    ``dtype``): fp16 tensors with ``compute_dtype="fp32"`` run at the fp32 rate (DeepBench P100's
+    "16 bit inputs, 32 bit multiplication").
+
     FLOP class: ``"matmul"``, except a depthwise-like convolution whose per-group GEMM is a
     matrix-vector product (``in_channels/groups == 1`` and ``out_channels/groups == 1``): it cannot
     use matrix units and is counted as ``"vector"``.
@@ -64,6 +68,7 @@ class Conv2d(Op):
     pass_: str = "forward"
     name: str = ""
     phase: str = "forward"
+    compute_dtype: DType | None = None
 
     def __post_init__(self) -> None:
         self._common_post_init()
@@ -145,14 +150,14 @@ class Conv2d(Op):
         dims = {"forward": (npq, kg, crs), "backward_data": (npq, crs, kg), "backward_weight": (kg, crs, npq)}
         m, n, k = dims[self.pass_]
         return Gemm(m, n, k, self.dtype, batch=self.groups, trans_a=self.pass_ == "backward_weight",
-                    name=self.name, phase=self.phase)
+                    name=self.name, phase=self.phase, compute_dtype=self.compute_dtype)
 
     def backward(self) -> tuple[Op, ...]:
         self._require_forward()
         if self.pass_ != "forward":
             raise WorkloadError("Conv2d: only the forward pass has a backward pass")
         common = dict(kernel=self.kernel, stride=self.stride, padding=self.padding, dilation=self.dilation,
-                      groups=self.groups, dtype=self.dtype, phase="backward")
+                      groups=self.groups, dtype=self.dtype, phase="backward", compute_dtype=self.compute_dtype)
         args = (self.batch, self.in_channels, self.out_channels, self.height, self.width)
         ops: tuple[Op, ...] = (
             Conv2d(*args, pass_="backward_data", name=self._bwd_name("dX"), **common),

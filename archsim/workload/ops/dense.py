@@ -18,7 +18,10 @@ class Gemm(Op):
 
     Attributes:
         m, n, k: GEMM dimensions (rows of C, columns of C, reduction length).
-        dtype: element type of A, B and C.
+        dtype: element type of A, B and C (storage).
+        compute_dtype: precision of the multiplies (the cuBLAS compute type); ``None``: ``dtype``. fp16
+            storage with ``compute_dtype="fp32"`` is DeepBench's "16 bit inputs, 32 bit multiplication"
+            (cublasGemmEx with fp32 math): it runs on the units, and at the rate, of fp32.
         batch: number of independent products.
         trans_a, trans_b: A is stored ``k x m`` / B is stored ``n x k`` (a layout fact: no cost change).
         weight: B is a learnable parameter (a linear layer's ``k x n`` weight, shared across ``batch``).
@@ -43,6 +46,7 @@ class Gemm(Op):
     bias: bool = False
     name: str = ""
     phase: str = "forward"
+    compute_dtype: DType | None = None
 
     def __post_init__(self) -> None:
         self._common_post_init()
@@ -86,14 +90,15 @@ class Gemm(Op):
         # dA[m, k] = dC[m, n] @ B^T: reduction over n. With a shared weight and batch > 1 the
         # weight gradient sums over the batch, which is one GEMM with the batch folded into its
         # reduction dimension: dB[k, n] = A^T[k, batch*m] @ dC[batch*m, n].
+        cd = self.compute_dtype
         d_a = Gemm(self.m, self.k, self.n, self.dtype, batch=self.batch, trans_b=not self.trans_b,
-                   name=self._bwd_name("dX"), phase="backward")
+                   name=self._bwd_name("dX"), phase="backward", compute_dtype=cd)
         if self.weight:
             d_b = Gemm(self.k, self.n, self.batch * self.m, self.dtype, trans_a=True,
-                       name=self._bwd_name("dW"), phase="backward")
+                       name=self._bwd_name("dW"), phase="backward", compute_dtype=cd)
         else:
             d_b = Gemm(self.k, self.n, self.m, self.dtype, batch=self.batch, trans_a=True,
-                       name=self._bwd_name("dW"), phase="backward")
+                       name=self._bwd_name("dW"), phase="backward", compute_dtype=cd)
         ops: tuple[Op, ...] = (d_a, d_b)
         if self.bias:
             ops += (Reduce((self.batch * self.m, self.n), axes=(0,), dtype=self.dtype,

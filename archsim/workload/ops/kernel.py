@@ -44,6 +44,12 @@ class Kernel(Op):
         dependent_accesses: length of a dependent load chain (0: none).
         working_set_bytes: bytes touched repeatedly (for cache-residency decisions); ``None``: reads + writes.
         l2_bytes, l1_bytes: known traffic at those levels when the description fixes it; ``None``: engine's model.
+        bytes_in_flight_per_thread: bytes each resident thread has outstanding per memory latency (access
+            width x independent accesses: a thread of a triad loads two 8-byte values and posts an 8-byte
+            store per round, 24 B; a 4x-unrolled float4 copy 128 B); the engine feeds it to Little's law.
+            ``None``: the engine's streaming default (one 16-byte vector access).
+        max_blocks_per_sm: resident blocks per SM the launch allows (a shared-memory carveout or
+            ``__launch_bounds__`` limit); ``None``: the occupancy calculator's limit from the resources.
     """
 
     kind = "kernel"
@@ -63,6 +69,8 @@ class Kernel(Op):
     l2_bytes: int | None = None
     l1_bytes: int | None = None
     phase: str = "forward"
+    bytes_in_flight_per_thread: float | None = None
+    max_blocks_per_sm: int | None = None
 
     def __post_init__(self) -> None:
         self._common_post_init()
@@ -76,6 +84,11 @@ class Kernel(Op):
         for f in ("working_set_bytes", "l2_bytes", "l1_bytes"):
             if getattr(self, f) is not None:
                 check_positive(self, f, minimum=0)
+        if self.max_blocks_per_sm is not None:
+            check_positive(self, "max_blocks_per_sm")
+        b = self.bytes_in_flight_per_thread
+        if b is not None and (isinstance(b, bool) or not isinstance(b, int | float) or not b > 0):
+            raise WorkloadError(f"Kernel.bytes_in_flight_per_thread: expected a positive number of bytes, got {b!r}")
 
     @property
     def threads_per_block(self) -> int:

@@ -32,8 +32,8 @@ def test_roofline_structure(v100, run_result):
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_xlabel() == "arithmetic intensity (FLOP/B)" and ax.get_ylabel() == "performance (TFLOP/s)"
     ceilings = [line for line in ax.get_lines() if (line.get_gid() or "").startswith("ceiling:")]
-    # 3 memory levels (l1, l2, dram) + 4 compute units (vector fp64/fp32/fp16, tensor fp16)
-    assert len(ceilings) == len(plot.ceilings(v100)) == 7
+    # 3 memory levels (l1, l2, dram) + 5 compute units (vector fp64/fp32/fp16/int8, tensor fp16)
+    assert len(ceilings) == len(plot.ceilings(v100)) == 8
     ridges = [t for t in ax.texts if (t.get_gid() or "").startswith("ridge-label:")]
     # dram ridge of the tensor roof: 125.3e12 / 900e9 = 139 FLOP/B
     assert {t.get_gid(): t.get_text() for t in ridges}["ridge-label:dram"] == "139"
