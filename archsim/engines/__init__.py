@@ -10,6 +10,11 @@ explicit keyword arguments, validated here:
 * ``host_dispatch``: on a System, each GPU kernel waits for the host framework's dispatch
   (``host.efficiency.op_overhead_s``) when that outlasts the kernel (default ``True``; see
   :mod:`archsim.cost`); ``False`` prices the GPU's launch latency alone.
+* ``software``: a software profile (a name from ``models/software/``, e.g. ``"pytorch-eager"``, or a
+  :class:`~archsim.software.SoftwareProfile`); default ``"none"``, device work only. The profile's
+  precision and fusion passes rewrite the workload, its per-op host work (priced on the host CPU
+  model) replaces the host preset's dispatch, its per-iteration work joins the latency, and the
+  result splits ``host_s`` from ``device_s`` (see :mod:`archsim.engines.host`).
 * discrete-event engine only (see :func:`archsim.engines.des.estimate_des`): ``streams``,
   ``overlap_copies``, ``loader`` (an ``InputPipeline``), ``steps``, ``data_parallel`` (a
   ``DataParallel``), ``offload`` (a ``PIMOffload``); ``None`` leaves the engine's default.
@@ -32,28 +37,48 @@ __all__ = ["estimate", "estimate_many", "op_cost", "OpCost", "CostOptions", "ENG
 ENGINES: tuple[str, ...] = ("roofline", "des")
 
 
-def _options(device: str | None, threads: int | None, host_dispatch: bool = True) -> CostOptions:
+def _options(device: str | None, threads: int | None, host_dispatch: bool = True,
+             software: Any = None) -> CostOptions:
     if device is not None and device not in DEVICE_ROLES:
         raise EngineError(f"device={device!r} is not allowed; allowed: {', '.join(DEVICE_ROLES)} (or None)")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise EngineError(f"threads must be a positive int or None, got {threads!r}")
     if not isinstance(host_dispatch, bool):
         raise EngineError(f"host_dispatch must be True or False, got {host_dispatch!r}")
-    return CostOptions(device=device, threads=threads, host_dispatch=host_dispatch)  # type: ignore[arg-type]
+    return CostOptions(device=device, threads=threads, host_dispatch=host_dispatch,  # type: ignore[arg-type]
+                       software=software)
 
 
 def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
              overlap: bool = False, threads: int | None = None, streams: int | None = None,
              overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
-             data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True) -> RunResult:
+             data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True,
+             software: Any = None) -> RunResult:
     """Estimate the time and energy of ``work`` (an op or an OpGraph) on ``hardware``.
 
     ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
     Raises :class:`~archsim.errors.EngineError` for an unknown engine or option value.
     """
+    from archsim.software import resolve_software
+
+    profile = resolve_software(software)
+    if profile.is_none:
+        return _estimate(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                         data_parallel, offload, _options(device, threads, host_dispatch))
+    from archsim.engines import host
+
+    run_work = host.prepare(work, hardware, profile)
+    options = _options(device, threads, host_dispatch, profile if profile.has_host_work else None)
+    result = _estimate(run_work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                       data_parallel, offload, options)
+    return host.finish(result, run_work, hardware, profile, iterations=steps or 1)
+
+
+def _estimate(work: Any, hardware: Any, engine: str, device: str | None, overlap: bool, threads: int | None,
+              streams: int | None, overlap_copies: bool | None, loader: Any, steps: int | None, data_parallel: Any,
+              offload: Any, options: CostOptions) -> RunResult:
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
-    options = _options(device, threads, host_dispatch)
     des_options = {k: v for k, v in (("streams", streams), ("overlap_copies", overlap_copies), ("loader", loader),
                                      ("steps", steps), ("data_parallel", data_parallel), ("offload", offload))
                    if v is not None}

@@ -22,7 +22,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
+from archsim.cost import (
+    LINK_KINDS,
+    CostArrays,
+    CostOptions,
+    op_cost_arrays,
+    resolve_device,
+    role_params,
+    software_efficiency,
+)
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -109,6 +117,9 @@ class _Coster:
             role, targets = self.resolved[False]
             costs = gpu_batch.cost_many([first[k] for k in gpu_keys], self._params(role, targets))
             done.update(zip(gpu_keys, costs, strict=True))
+        if self.options.software is not None:
+            for key, op in first.items():
+                done[key] = software_efficiency(op, self._resolve(op)[0], done[key], self.options)
         return [done[k] for k in keys]
 
 
@@ -149,7 +160,8 @@ def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
     return {"archsim_version": __version__, "engine": "roofline",
             "hardware_hash": hardware.content_hash(), "hardware_name": hardware.name,
             "options": {"device": options.device, "threads": options.threads, "overlap": overlap,
-                        "host_dispatch": options.host_dispatch}}
+                        "host_dispatch": options.host_dispatch,
+                        "software": None if options.software is None else options.software.name}}
 
 
 def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False) -> RunResult:

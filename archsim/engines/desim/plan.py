@@ -22,7 +22,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from archsim.cost import CostOptions, OpCost, host_dispatch_s, op_cost_arrays, resolve_device, role_params
+from archsim.cost import (
+    CostOptions,
+    OpCost,
+    host_dispatch_s,
+    op_cost_arrays,
+    resolve_device,
+    role_params,
+    software_efficiency,
+)
 from archsim.errors import EngineError
 
 __all__ = ["Task", "Coster", "gpu_segments", "dynamic_energy"]
@@ -126,7 +134,7 @@ class Coster:
             pkey = f"{role}:{id(dev)}:{host_dispatch_s(self.hardware, opts) if role == 'gpu' else 0.0}"
             if pkey not in self._params:
                 self._params[pkey] = role_params(role, [self.hardware], [dev], opts)
-            arrays = op_cost_arrays(op, role, [dev], opts, self._params[pkey])
+            arrays = software_efficiency(op, role, op_cost_arrays(op, role, [dev], opts, self._params[pkey]), opts)
             self._cache[key] = arrays
         return arrays.at(0, op.label, op.phase)
 
