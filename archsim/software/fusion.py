@@ -195,6 +195,8 @@ class _Pass:
                 new_index[m] = len(out_ops)
             self.absorbed.update(members[1:])
             out_ops.append(op)
+        if len(out_ops) == n and all(a is b for a, b in zip(out_ops, self.g.ops, strict=True)):
+            return self.g  # no rule applied
         edges: dict[tuple[int, int], Edge] = {}
         for e in self.g.edges:
             s, d = new_index[e.src], new_index[e.dst]
