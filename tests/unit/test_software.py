@@ -135,3 +135,10 @@ def test_kernel_efficiency_slows_only_its_kind(node):
     conv = a["kind"] == "conv2d"
     assert (b.loc[conv, "latency_s"] > 1.5 * a.loc[conv, "latency_s"]).all()
     assert (b.loc[~conv, "latency_s"] == a.loc[~conv, "latency_s"]).all()
+
+
+def test_cli_software_flag(capsys):
+    from archsim.cli import main
+
+    assert main(["estimate", "--hw", "system/dgx-a100", "--model", "mnist_cnn", "--software", "pytorch-eager"]) == 0
+    assert "software pytorch-eager: host" in capsys.readouterr().out
