@@ -99,13 +99,27 @@ def _estimate(work: Any, hardware: Any, engine: str, device: str | None, overlap
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = None, overlap: bool = False,
-                  threads: int | None = None, host_dispatch: bool = True) -> pd.DataFrame:
+                  threads: int | None = None, host_dispatch: bool = True, software: Any = None) -> pd.DataFrame:
     """The roofline estimate of ``work`` at every hardware point, vectorised: one row per point.
 
     Columns: ``latency_s``, ``energy_j``, ``energy_<component>_j``, ``data_movement_fraction``,
-    ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`.
+    ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`
+    (with a software profile too: its passes once, its host work priced on each point's host).
     """
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     from archsim.engines.roofline import estimate_many as _many
-    return _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)
+    from archsim.software import resolve_software
+
+    profile = resolve_software(software)
+    if profile.is_none:
+        return _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)
+    from archsim.engines import host
+
+    points = list(hardware)
+    for h in points:
+        host.check_host(h, profile)
+    run_work = host.prepare(work, points[0], profile) if points else work
+    frame = _many(run_work, points, _options(device, threads, host_dispatch,
+                                             profile if profile.has_host_work else None), overlap=overlap)
+    return host.finish_many(frame, points, profile)

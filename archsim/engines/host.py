@@ -16,14 +16,18 @@ bound are renamed ``bound="host"``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from archsim.errors import EngineError
 from archsim.hardware import CPUDevice, System
 from archsim.results import RunResult
 from archsim.software import SoftwareProfile, apply_passes, fused_names
 
-__all__ = ["prepare", "finish", "host_of"]
+__all__ = ["prepare", "check_host", "finish", "finish_many", "host_of"]
 
 
 def host_of(hardware: Any) -> CPUDevice | None:
@@ -35,11 +39,16 @@ def host_of(hardware: Any) -> CPUDevice | None:
     return None
 
 
-def prepare(work: Any, hardware: Any, profile: SoftwareProfile) -> Any:
-    """``work`` as the profile runs it; an error when the profile prices host work and there is no host."""
+def check_host(hardware: Any, profile: SoftwareProfile) -> None:
+    """An error when the profile prices host work and ``hardware`` has no host to price it on."""
     if profile.has_host_work and host_of(hardware) is None:
         raise EngineError(f"software={profile.name!r} prices host work on the system's host CPU; "
                           f"a lone {type(hardware).__name__} has none: pass a System, or software='none'")
+
+
+def prepare(work: Any, hardware: Any, profile: SoftwareProfile) -> Any:
+    """``work`` as the profile runs it (after :func:`check_host`)."""
+    check_host(hardware, profile)
     return apply_passes(work, profile)
 
 
@@ -99,3 +108,28 @@ def finish(result: RunResult, work: Any, hardware: Any, profile: SoftwareProfile
     return dataclasses.replace(result, latency_s=latency, ops=tuple(ops), _meta=meta, host_s=host_s,
                                device_s=latency - host_s, energy_breakdown_j=breakdown,
                                energy_j=float(sum(breakdown.values())))
+
+
+def finish_many(frame: pd.DataFrame, hardware: Sequence[Any], profile: SoftwareProfile) -> pd.DataFrame:
+    """:func:`finish` for the rows of :func:`archsim.estimate_many` (profiles that synchronise per
+    iteration: their per-iteration work adds to each point's latency, the idle devices' static power
+    with it). Adds ``host_iteration_s``."""
+    if not profile.sync_per_iteration:
+        raise EngineError(f"estimate_many with software={profile.name!r}: only profiles with "
+                          "sync_per_iteration = true are vectorised; use estimate per point")
+    iteration = np.array([profile.iteration_s(host_of(h)) if (profile.has_host_work and host_of(h) is not None)
+                          else 0.0 for h in hardware])
+    out = frame.copy()
+    latency = out["latency_s"].to_numpy()
+    if "energy_static_j" in out:
+        static = out["energy_static_j"].to_numpy()
+        rate = np.divide(static, latency, out=np.zeros_like(static), where=latency > 0)
+        extra = rate * iteration
+        out["energy_static_j"] = static + extra
+        out["energy_j"] = out["energy_j"].to_numpy() + extra
+        movement = out["data_movement_fraction"].to_numpy() * frame["energy_j"].to_numpy()
+        out["data_movement_fraction"] = np.divide(movement, out["energy_j"].to_numpy(),
+                                                  out=np.zeros_like(movement), where=out["energy_j"].to_numpy() > 0)
+    out["latency_s"] = latency + iteration
+    out["host_iteration_s"] = iteration
+    return out

@@ -14,6 +14,7 @@ roofline engine, one ``estimate`` per point otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -148,9 +149,26 @@ class ChunkPayload:
 
 
 def _build_work(work: Any, params: Mapping[str, Any]) -> Any:
+    params = {k: v for k, v in params.items() if not k.startswith("software.")}
     if params or (callable(work) and not hasattr(work, "flop")):
         return work(**params)
     return work
+
+
+def _point_evaluator(evaluator: Any, params: Mapping[str, Any]) -> Any:
+    """``evaluator`` with the point's ``software.*`` values applied to its software profile."""
+    updates = {k: v for k, v in params.items() if k.startswith("software.")}
+    if not updates:
+        return evaluator
+    if not isinstance(evaluator, EngineEvaluator):
+        raise SweepError("software.* axes need archsim's engines as the evaluator")
+    from archsim.software import resolve_software, with_updates
+
+    base = evaluator.options.get("software")
+    if base is None:
+        raise SweepError("software.* axes need options={'software': '<profile>'} to update")
+    profile = with_updates(resolve_software(base), updates)
+    return dataclasses.replace(evaluator, options={**dict(evaluator.options), "software": profile})
 
 
 def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
@@ -172,13 +190,19 @@ def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[di
     for params, members in groups.items():
         work = works[params]
         try:
-            metrics = payload.evaluator(work, [hw for _, hw in members])
+            evaluator = _point_evaluator(payload.evaluator, dict(params))
+        except ArchsimError as exc:
+            for i, _hw in members:
+                rows[i] = {"key": tasks[i].key, "status": "invalid", "error": one_line(exc)}
+            continue
+        try:
+            metrics = evaluator(work, [hw for _, hw in members])
         except ArchsimError:
             # One bad point must not fail its neighbours: retry one by one to find it.
             metrics = []
             for _i, hw in members:
                 try:
-                    metrics.extend(payload.evaluator(work, [hw]))
+                    metrics.extend(evaluator(work, [hw]))
                 except ArchsimError as exc:
                     metrics.append({"__error__": one_line(exc)})  # type: ignore[dict-item]
         if len(metrics) != len(members):

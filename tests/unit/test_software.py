@@ -142,3 +142,27 @@ def test_cli_software_flag(capsys):
 
     assert main(["estimate", "--hw", "system/dgx-a100", "--model", "mnist_cnn", "--software", "pytorch-eager"]) == 0
     assert "software pytorch-eager: host" in capsys.readouterr().out
+
+
+def test_estimate_many_equals_estimate_under_a_profile(node):
+    g = archsim.zoo.resnet50(batch=1)
+    fast = node.model_copy(update={"host": node.host.model_copy(
+        update={"core": node.host.core.model_copy(update={"clock_hz": 4.5e9})})})
+    frame = archsim.estimate_many(g, [node, fast], software="pytorch-eager")
+    for i, hw in enumerate((node, fast)):
+        one = archsim.estimate(g, hw, software="pytorch-eager")
+        assert frame["latency_s"].iloc[i] == pytest.approx(one.latency_s, rel=1e-12)
+        assert frame["energy_j"].iloc[i] == pytest.approx(one.energy_j, rel=1e-9)
+    assert frame["latency_s"].iloc[1] < 0.6 * frame["latency_s"].iloc[0]  # host-bound: twice the clock
+
+
+def test_software_fields_are_sweep_axes(node):
+    # host-bound batch 1: latency ~ 174 ops x instructions / 2.25 GHz, so halving the instructions
+    # roughly halves the latency
+    sweep = archsim.Sweep(node, axes={"software.op_dispatch_instructions": [53_000, 106_000]})
+    table = sweep.run(archsim.zoo.resnet50(batch=1), options={"software": "pytorch-eager"}, executor="serial")
+    lat = table[table["metric"] == "latency_s"].sort_values("software.op_dispatch_instructions")["value"].to_numpy()
+    assert lat[0] == pytest.approx(lat[1] / 2, rel=0.15)
+    bad = archsim.Sweep(node, axes={"software.op_dispatch_instrs": [1]}).run(
+        archsim.zoo.mlp(batch=1), options={"software": "pytorch-eager"}, executor="serial")
+    assert (bad["status"] == "invalid").all() and "no such field" in bad["error"].iloc[0]
