@@ -68,7 +68,7 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
     from archsim.engines import host
 
     run_work = host.prepare(work, hardware, profile)
-    options = _options(device, threads, host_dispatch, profile if profile.has_host_work else None)
+    options = _options(device, threads, host_dispatch, profile)
     result = _estimate(run_work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
                        data_parallel, offload, options)
     return host.finish(result, run_work, hardware, profile, iterations=steps or 1)
@@ -121,5 +121,5 @@ def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = No
         host.check_host(h, profile)
     run_work = host.prepare(work, points[0], profile) if points else work
     frame = _many(run_work, points, _options(device, threads, host_dispatch,
-                                             profile if profile.has_host_work else None), overlap=overlap)
+                                             profile), overlap=overlap)
     return host.finish_many(frame, points, profile)

@@ -23,13 +23,14 @@ from archsim.software.precision import apply_precision
 from archsim.software.profile import (
     FUSION_RULES,
     LAUNCH_MODES,
+    Collectives,
     FusionRules,
     KernelEfficiency,
     PrecisionPolicy,
     SoftwareProfile,
 )
 
-__all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "LAUNCH_MODES",
+__all__ = ["SoftwareProfile", "Collectives", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "LAUNCH_MODES",
            "FUSION_RULES", "load_software", "list_software", "validate_software", "resolve_software",
            "with_updates", "apply_passes", "fuse", "apply_precision", "fused_names", "FusedConv2d", "FusedGemm",
            "FusedElementwise", "NONE"]

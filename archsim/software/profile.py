@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from archsim.hardware import CPUDevice
 from archsim.hardware.base import Source
 
-__all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "LAUNCH_MODES",
+__all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "Collectives", "LAUNCH_MODES",
            "FUSION_RULES"]
 
 LAUNCH_MODES: tuple[str, ...] = ("none", "eager", "graph")
@@ -99,6 +99,20 @@ class KernelEfficiency(_Strict):
         return float(table.get(kind, 1.0))
 
 
+class Collectives(_Strict):
+    """How the communication library runs a collective (NCCL): as GPU kernels beside the compute.
+
+    ``sm_blocks``: thread blocks a ring all-reduce keeps resident per GPU (one per NCCL channel, each
+    filling an SM); kernels that start while it runs get ``1 - sm_blocks / sm_count`` of the SMs.
+    ``memory_bytes_per_byte``: device-memory bytes the kernels move per byte a rank sends (read
+    the local chunk, read the received chunk, write the reduced one), drawn from the GPU's memory
+    bandwidth beside the compute kernels. Both 0: the collective is link time only.
+    """
+
+    sm_blocks: int = Field(0, ge=0)
+    memory_bytes_per_byte: float = Field(0.0, ge=0)
+
+
 class SoftwareProfile(_Strict):
     """A framework or runtime: host work, launch mode, synchronisation, fusion, precision, kernels.
 
@@ -114,7 +128,7 @@ class SoftwareProfile(_Strict):
         sync_per_iteration: the iteration ends with a device synchronisation (``.item()``,
             ``torch.cuda.synchronize()``, ``Session.run`` returning numpy): the per-iteration host
             work is then serial with the device, not hidden behind it.
-        fusion, precision, kernel_efficiency: see the classes.
+        fusion, precision, kernel_efficiency, collectives: see the classes.
         sources: where each number comes from (``fields`` name the profile's fields).
     """
 
@@ -128,6 +142,7 @@ class SoftwareProfile(_Strict):
     fusion: FusionRules = FusionRules()
     precision: PrecisionPolicy = PrecisionPolicy()
     kernel_efficiency: KernelEfficiency = KernelEfficiency()
+    collectives: Collectives = Collectives()
     sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -144,7 +159,7 @@ class SoftwareProfile(_Strict):
     def is_none(self) -> bool:
         """True for the device-only profile (today's behaviour: no host terms, no passes)."""
         return (self.launch_mode == "none" and not self.fusion.any and self.precision == PrecisionPolicy()
-                and self.kernel_efficiency == KernelEfficiency())
+                and self.kernel_efficiency == KernelEfficiency() and self.collectives == Collectives())
 
     @property
     def has_host_work(self) -> bool:
