@@ -172,13 +172,13 @@ def test_nccl_all_reduce_takes_sms_and_memory_bandwidth():
     from archsim import DataParallel
 
     dgx = archsim.load_preset("system/dgx-a100")
-    g = archsim.zoo.mlp(batch=512, training=True, optimizer="sgd_momentum")
-    dp = DataParallel(gpus=8, bucket_bytes=2**18)
+    g = archsim.zoo.resnet18(batch=32, training=True, optimizer="sgd_momentum")
+    dp = DataParallel(gpus=8)
     plain = with_updates(load_software("pytorch-eager"), {"collectives.sm_blocks": 0,
                                                           "collectives.memory_bytes_per_byte": 0.0})
     nccl = load_software("pytorch-eager")
     a = archsim.estimate(g, dgx, engine="des", software=plain, data_parallel=dp)
     b = archsim.estimate(g, dgx, engine="des", software=nccl, data_parallel=dp)
-    # the collective's blocks and memory traffic slow the backward kernels it overlaps: never faster
-    assert b.latency_s >= a.latency_s
+    # the collective's blocks and memory traffic slow the backward kernels it overlaps
+    assert b.latency_s > a.latency_s
     assert any(t.op == "allreduce" for t in b.timeline)
