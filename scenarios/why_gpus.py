@@ -70,6 +70,7 @@ class Machine:
     label: str
     preset: str
     is_gpu: bool
+    software: str = "tf1-keras"  # the stack Woolf timed (2017); the modern pair runs today's PyTorch eager
 
 
 MODELS = (
@@ -81,8 +82,8 @@ MACHINES = (
     Machine("cpu16", "16 vCPU Skylake", "system/cloud-16vcpu", False),
     Machine("k80", "K80", "system/cloud-k80", True),
     Machine("p100", "P100", "system/cloud-p100", True),
-    Machine("spr", "Xeon 8480+", "cpu/sapphire-rapids-8480", False),
-    Machine("h100", "H100", "system/h100-node", True),
+    Machine("spr", "Xeon 8480+", "cpu/sapphire-rapids-8480", False, "pytorch-eager"),
+    Machine("h100", "H100", "system/h100-node", True, "pytorch-eager"),
 )
 # (GPU, the CPU it is compared with)
 PAIRS = (("k80", "cpu16"), ("p100", "cpu16"), ("h100", "spr"))
@@ -94,7 +95,7 @@ def _batches(samples: int, batch: int, drop_last: bool) -> list[tuple[int, int]]
     return [(batch, full)] + ([(rest, 1)] if rest and not drop_last else [])
 
 
-SOFTWARE = "tf1-keras"  # the stack Woolf timed: Keras 2 on TensorFlow 1.4, model.fit with feed_dict
+SOFTWARE = "tf1-keras"  # the stack Woolf timed: Keras 2 on TensorFlow 1.4, model.fit with feed_dict (Machine.software)
 
 
 def _step_s(graph: archsim.OpGraph, hw: object, model: Model, batch: int, is_gpu: bool, software: str) -> float:
@@ -107,8 +108,10 @@ def _step_s(graph: archsim.OpGraph, hw: object, model: Model, batch: int, is_gpu
     return total
 
 
-def epoch_time(model: Model, machine: Machine, hw: object, software: str = SOFTWARE) -> dict[str, float]:
-    """Predicted seconds per epoch: training steps + the validation pass, and how many steps each has."""
+def epoch_time(model: Model, machine: Machine, hw: object, software: str | None = None) -> dict[str, float]:
+    """Predicted seconds per epoch: training steps + the validation pass, and how many steps each has
+    (under ``software``, default the machine's stack)."""
+    software = software or machine.software
     zoo = getattr(archsim.zoo, model.zoo)
     train_s = val_s = 0.0
     train_steps = val_steps = 0
@@ -190,7 +193,8 @@ def run(smoke: bool) -> ScenarioOutput:
     cnn = known.loc[known["model"] != MODELS[0].label, "implied_host_overhead_per_step_s"]
     ratio = (known["published_epoch_s"] / known["epoch_s"])[known["model"] != MODELS[0].label]
     notes = [
-        f"software profile {SOFTWARE!r} (models/software/{SOFTWARE}.toml): TF1's executor dispatch per op and "
+        f"software profile {SOFTWARE!r} (models/software/{SOFTWARE}.toml) on the 2017 machines, pytorch-eager on "
+        "the Xeon 8480+ and H100: TF1's executor dispatch per op and "
         "Keras' per-batch Session.run + feed_dict + callbacks, priced on the host CPU model, and TF 1.4's "
         "convolutions at a fraction of the library rate (CPU Eigen, cuDNN 6 on NHWC); four parameters fitted "
         "on the MNIST MLP (host work) and MNIST CNN (convolution efficiency) rows. Column "
