@@ -127,11 +127,11 @@ def run(smoke: bool) -> ScenarioOutput:
                                                y="images_per_s", hue="series", logx=True, logy=True),
     }
     notes = [
-        "software profiles pytorch-eager (fp32) and pytorch-eager-amp (fp16): each op's host work (106,000 "
-        "instructions, +34,000 under autocast, priced on the EPYC host: 47 and 62 us) is exposed where it outlasts "
-        "the kernel, so batch 1-8 is host-bound (column host_s) and flat, as published; the per-op work is the "
-        "one parameter fitted on this FP32 curve (the AMP cast work on the AMP curve); see validation's software "
-        "section for the whole curve",
+        "software profiles pytorch-eager (fp32) and pytorch-eager-amp (fp16, channels-last as DLE runs it): each "
+        "op's host work (106,000 instructions, +55,700 under autocast, priced on the EPYC host: 47 and 72 us) is "
+        "exposed where it outlasts the kernel, so batch 1-8 is host-bound (column host_s) and flat, as "
+        "published; the per-op work is the one parameter fitted on this FP32 curve (the AMP cast work on the AMP "
+        "curve); see validation's software section for the whole curve",
         "the CPU runs the same PyTorch eager stack: each host op pays the profile's 47 us dispatch plus a fork/join "
         "across the cores, so the GPU answers first even for the MNIST CNN at batch 1",
         "crossover batch: the first batch at which the GPU (fp32, with both copies) answers before the host "

@@ -107,7 +107,11 @@ def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], opti
     """The parameter pack of ``targets`` (the devices or links of role ``role`` resolved from
     ``hardware``, point by point); a GPU pack carries each point's :func:`host_dispatch_s`."""
     if role == "gpu":
-        return GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware])
+        packed = GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware])
+        if options.software is not None and options.software.channels_last:
+            # NHWC tensors throughout: no layout transforms around Tensor-Core convolutions
+            packed = dataclasses.replace(packed, conv_nchw_transposes=np.zeros(packed.n))
+        return packed
     if role == "host" and options.software is not None:
         # the framework's per-op host work, priced on the CPU that runs it
         packed = CPUParams.from_devices(list(targets))

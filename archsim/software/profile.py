@@ -15,6 +15,8 @@ drives it. A :class:`SoftwareProfile` describes that software:
   host's per-iteration work cannot overlap the device;
 * **operator fusion** rules (:mod:`archsim.software.fusion`): conv + batch norm + activation,
   GEMM epilogues, elementwise chains, attention -> fused attention;
+* the **tensor layout** (``channels_last``): whether the layout transforms around Tensor-Core
+  convolutions are needed;
 * a **precision policy** (:mod:`archsim.software.precision`): the dtype of matrix work (AMP fp16,
   int8) and which op kinds stay in fp32, plus the per-op host work of autocasting;
 * **kernel efficiency** of the framework's own kernels where they fall short of the tuned-library
@@ -128,6 +130,11 @@ class SoftwareProfile(_Strict):
         sync_per_iteration: the iteration ends with a device synchronisation (``.item()``,
             ``torch.cuda.synchronize()``, ``Session.run`` returning numpy): the per-iteration host
             work is then serial with the device, not hidden behind it.
+        channels_last: the framework keeps activations and filters in NHWC (PyTorch
+            ``memory_format=torch.channels_last``, a TensorRT engine's chosen formats), so the
+            Tensor-Core convolutions need no NCHW <-> NHWC transposes (the GPU model's
+            ``efficiency.conv_nchw_transposes`` is off for the run); ``False``: the model's NCHW
+            tensors, transposed as the device's library does.
         fusion, precision, kernel_efficiency, collectives: see the classes.
         sources: where each number comes from (``fields`` name the profile's fields).
     """
@@ -139,6 +146,7 @@ class SoftwareProfile(_Strict):
     op_dispatch_instructions: float = Field(0.0, ge=0)
     iteration_instructions: float = Field(0.0, ge=0)
     sync_per_iteration: bool = True
+    channels_last: bool = False
     fusion: FusionRules = FusionRules()
     precision: PrecisionPolicy = PrecisionPolicy()
     kernel_efficiency: KernelEfficiency = KernelEfficiency()
@@ -158,8 +166,9 @@ class SoftwareProfile(_Strict):
     @property
     def is_none(self) -> bool:
         """True for the device-only profile (today's behaviour: no host terms, no passes)."""
-        return (self.launch_mode == "none" and not self.fusion.any and self.precision == PrecisionPolicy()
-                and self.kernel_efficiency == KernelEfficiency() and self.collectives == Collectives())
+        return (self.launch_mode == "none" and not self.fusion.any and not self.channels_last
+                and self.precision == PrecisionPolicy() and self.kernel_efficiency == KernelEfficiency()
+                and self.collectives == Collectives())
 
     @property
     def has_host_work(self) -> bool:

@@ -182,3 +182,15 @@ def test_nccl_all_reduce_takes_sms_and_memory_bandwidth():
     # the collective's blocks and memory traffic slow the backward kernels it overlaps
     assert b.latency_s > a.latency_s
     assert any(t.op == "allreduce" for t in b.timeline)
+
+
+def test_channels_last_drops_the_layout_transforms(node):
+    # fp16 3x3 convolutions on Tensor Cores: NCHW tensors are transposed by extra kernels first
+    g = archsim.zoo.resnet50(batch=8)
+    nchw = with_updates(load_software("pytorch-eager-amp"), {"channels_last": False})
+    nhwc = load_software("pytorch-eager-amp")
+    a = archsim.estimate(g, node, software=nchw).to_frame()
+    b = archsim.estimate(g, node, software=nhwc).to_frame()
+    conv = a["kind"] == "conv2d"
+    assert a.loc[conv, "launches"].sum() > b.loc[conv, "launches"].sum()
+    assert b.loc[conv, "dram_bytes"].sum() < a.loc[conv, "dram_bytes"].sum()
