@@ -86,6 +86,11 @@ def finish(result: RunResult, work: Any, hardware: Any, profile: SoftwareProfile
         if o.name in ops_by_name:
             changes["fused"] = ops_by_name[o.name]
         ops.append(dataclasses.replace(o, **changes) if changes else o)
+    # the discrete-event engine's data-parallel runs list every replica's ops: one replica's share
+    n_work = len(getattr(work, "ops", (work,)))
+    replicas = max(1, round(len(result.ops) / n_work)) if n_work else 1
+    exposed /= replicas
+    dispatch_total /= replicas
     iteration = profile.iteration_s(host) * iterations if (host is not None and profile.has_host_work) else 0.0
     latency = result.latency_s
     if profile.sync_per_iteration:

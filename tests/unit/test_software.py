@@ -194,3 +194,15 @@ def test_channels_last_drops_the_layout_transforms(node):
     conv = a["kind"] == "conv2d"
     assert a.loc[conv, "launches"].sum() > b.loc[conv, "launches"].sum()
     assert b.loc[conv, "dram_bytes"].sum() < a.loc[conv, "dram_bytes"].sum()
+
+
+def test_data_parallel_host_time_is_one_replicas(node):
+    from archsim import DataParallel
+
+    dgx = archsim.load_preset("system/dgx-a100")
+    g = archsim.zoo.mlp(batch=8, training=True, optimizer="sgd_momentum")
+    one = archsim.estimate(g, dgx, engine="des", software="pytorch-eager")
+    four = archsim.estimate(g, dgx, engine="des", software="pytorch-eager", data_parallel=DataParallel(gpus=4))
+    # every replica's host thread dispatches its own kernels in parallel: the same host time per step
+    assert four.host_s == pytest.approx(one.host_s, rel=1e-6)
+    assert four.host_s + four.device_s == pytest.approx(four.latency_s)
