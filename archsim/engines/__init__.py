@@ -59,6 +59,9 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
     ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
     Raises :class:`~archsim.errors.EngineError` for an unknown engine or option value.
     """
+    if software is None:  # the default: device work only, no profile to read
+        return _estimate(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                         data_parallel, offload, _options(device, threads, host_dispatch))
     from archsim.software import resolve_software
 
     profile = resolve_software(software)
@@ -109,6 +112,8 @@ def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = No
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     from archsim.engines.roofline import estimate_many as _many
+    if software is None:
+        return _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)
     from archsim.software import resolve_software
 
     profile = resolve_software(software)
@@ -120,6 +125,5 @@ def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = No
     for h in points:
         host.check_host(h, profile)
     run_work = host.prepare(work, points[0], profile) if points else work
-    frame = _many(run_work, points, _options(device, threads, host_dispatch,
-                                             profile), overlap=overlap)
+    frame = _many(run_work, points, _options(device, threads, host_dispatch, profile), overlap=overlap)
     return host.finish_many(frame, points, profile)

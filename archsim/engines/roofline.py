@@ -58,8 +58,9 @@ def _op_key(op: Any) -> tuple[Any, ...]:
 @functools.lru_cache(maxsize=256)
 def _cost_fields(cls: type) -> Any:
     """A getter of the values of the dataclass fields of an op class that its cost depends on (all
-    but name and phase), as a tuple (the field names are fixed by the class, which leads the key)."""
-    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase")]
+    but name, phase and a fused op's member names), as a tuple (the field names are fixed by the class,
+    which leads the key)."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase", "fused")]
     getter = operator.attrgetter(*names)
     return getter if len(names) > 1 else (lambda op: (getter(op),))
 

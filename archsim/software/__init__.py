@@ -10,6 +10,7 @@ are TOML files under ``models/software/<name>.toml``; :func:`list_software` name
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -54,10 +55,20 @@ def validate_software(data: Mapping[str, Any], where: str = "software") -> Softw
 
 
 def load_software(name: str) -> SoftwareProfile:
-    """Load the profile ``name`` (``"pytorch-eager"``) from ``models/software/<name>.toml``."""
+    """Load the profile ``name`` (``"pytorch-eager"``) from ``models/software/<name>.toml``.
+
+    Profiles are frozen values: a name is read and validated once per folder and process
+    (``estimate`` resolves its ``software`` argument on every call)."""
     if not isinstance(name, str):
         raise PresetError(f"software: expected a profile name, got {type(name).__name__}")
-    path = models_dir() / "software" / f"{name}.toml"
+    return _load(str(models_dir()), name)
+
+
+@functools.lru_cache(maxsize=64)
+def _load(folder: str, name: str) -> SoftwareProfile:
+    from pathlib import Path
+
+    path = Path(folder) / "software" / f"{name}.toml"
     if not path.is_file():
         raise PresetError(f"software={name!r} is not a profile; allowed: {', '.join(list_software())}")
     try:

@@ -110,9 +110,9 @@ def gpu_segments(kernel_s: float, extra: dict[str, float], sm_count: int, max_bl
 
 
 def _op_key(op: Any) -> tuple[Any, ...]:
-    """Identity of an op's cost: its type and every field but its name and phase."""
+    """Identity of an op's cost: its type and every field but its name, phase and fused member names."""
     return (type(op), tuple((f.name, getattr(op, f.name)) for f in dataclasses.fields(op)
-                            if f.name not in ("name", "phase")))
+                            if f.name not in ("name", "phase", "fused")))
 
 
 class Coster:
