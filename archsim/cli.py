@@ -287,7 +287,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
     hw = load_preset(args.hw)
     graph = zoo.get(args.model, batch=args.batch, dtype=args.dtype, training=args.training)
-    res = estimate(graph, hw, engine=args.engine, device=args.device, overlap=args.overlap)
+    res = estimate(graph, hw, engine=args.engine, device=args.device, overlap=args.overlap, software=args.software)
     if args.format == "json":
         sys.stdout.write(res.to_json() + "\n")
         return 0
@@ -307,6 +307,9 @@ def _estimate(args: argparse.Namespace) -> int:
     print("energy by component: " + ", ".join(f"{k} {format_si(v, 'energy')}"
                                                for k, v in res.energy_breakdown_j.items()))
     print("bounds: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.bound_counts.items())))
+    if args.software and args.software != "none":
+        print(f"software {args.software}: host {format_si(res.host_s, 'time')}, device "
+              f"{format_si(res.device_s, 'time')}; bound: {res.bound}")
     return 0
 
 
@@ -321,7 +324,15 @@ def _add_estimate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--device", choices=["gpu", "host", "pim"], help="device role on a system preset")
     p.add_argument("--overlap", action="store_true", help="overlap independent ops (roofline)")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    _add_software(p)
     p.set_defaults(func=_estimate)
+
+
+def _add_software(p: argparse.ArgumentParser) -> None:
+    from archsim.software import list_software
+
+    p.add_argument("--software", default="none", choices=list_software(),
+                   help="software profile (models/software/): host dispatch, fusion, precision; default none")
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -372,7 +383,8 @@ def _roofline(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
     if args.dtype:
         kwargs["dtype"] = args.dtype
-    result = estimate(zoo.get(args.model, **kwargs), hw, engine=args.engine, device=args.device)
+    result = estimate(zoo.get(args.model, **kwargs), hw, engine=args.engine, device=args.device,
+                      software=args.software)
     fig = plot.roofline(result, hw, device=args.device, precision=args.dtype, title=f"{args.model} on {hw.name}")
     plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
     print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
@@ -390,6 +402,7 @@ def _add_roofline(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=["roofline", "des"], default="roofline")
     p.add_argument("--device", choices=["gpu", "host", "pim"], help="the device of a system to draw")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .pdf, .png or .svg")
+    _add_software(p)
     p.set_defaults(func=_roofline)
 
 

@@ -55,6 +55,8 @@ class OpResult:
         extra: engine-specific values (occupancy, waves, efficiency factors), floats only; on a
             device with a power model ``clock_hz`` (the DVFS clock the op ran at), ``power_w`` (its
             average power) and ``power_limited`` (1 where the power limit lowered the clock).
+        fused: names of the workload ops a software profile's fusion pass merged into this one
+            (empty when the op was not fused).
     """
 
     name: str
@@ -71,6 +73,7 @@ class OpResult:
     start_s: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
     flop_nominal: float | None = None
+    fused: tuple[str, ...] = ()
 
     @property
     def end_s(self) -> float:
@@ -101,7 +104,10 @@ class RunResult:
     """The estimate of a whole workload on a piece of hardware.
 
     ``energy_breakdown_j`` sums to ``energy_j``; ``latency_s`` is the critical path (the sum of op
-    latencies for a serial run, the makespan for the discrete-event engine).
+    latencies for a serial run, the makespan for the discrete-event engine). With a software profile,
+    ``host_s`` is the part of ``latency_s`` the host's framework work sets (per-iteration work and
+    dispatch the device could not hide) and ``device_s`` the rest (``host_s + device_s ==
+    latency_s``); without one, ``host_s`` is 0 and ``device_s`` the latency.
     """
 
     engine: str
@@ -114,6 +120,17 @@ class RunResult:
     timeline: tuple[TimelineEntry, ...] = ()
     utilisation: dict[str, float] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
+    host_s: float = 0.0
+    device_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.device_s is None:
+            object.__setattr__(self, "device_s", self.latency_s - self.host_s)
+
+    @property
+    def bound(self) -> str:
+        """``"host"`` when the host's framework work is at least half the latency, else ``"device"``."""
+        return "host" if self.host_s >= 0.5 * self.latency_s and self.host_s > 0 else "device"
 
     @property
     def flop(self) -> float:
@@ -164,6 +181,8 @@ class RunResult:
             row.update({f"time_{k}_s": v for k, v in o.time_by_unit_s.items()})
             row.update({f"energy_{k}_j": v for k, v in o.energy_breakdown_j.items()})
             row.update(o.extra)
+            if o.fused:
+                row["fused_from"] = ", ".join(o.fused)
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -193,6 +212,6 @@ class RunResult:
     def from_json(cls, text: str) -> RunResult:
         """Rebuild a result written by :meth:`to_json`."""
         data = json.loads(text)
-        data["ops"] = tuple(OpResult(**o) for o in data["ops"])
+        data["ops"] = tuple(OpResult(**{**o, "fused": tuple(o.get("fused", ()))}) for o in data["ops"])
         data["timeline"] = tuple(TimelineEntry(**t) for t in data["timeline"])
         return cls(**data)

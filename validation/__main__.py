@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if res.failed else 0
     from validation.report import run_report
 
-    return run_report(args.data, args.out, devices=args.device, preset=args.preset, log=_log)
+    return run_report(args.data, args.out, devices=args.device, preset=args.preset, log=_log, software=not args.device)
 
 
 if __name__ == "__main__":

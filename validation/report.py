@@ -259,6 +259,7 @@ def run_report(
     predict: Predictor = archsim_predict,
     load_hardware: Callable[[str], Any] = _load_preset,
     packages: dict[str, list[str]] | None = None,
+    software: bool = False,
 ) -> int:
     """Report every device folder; 0 if all budgeted families are within budget, 1 if one is over, 2 for
     data that cannot be predicted (no preset, unknown case names).
@@ -266,7 +267,9 @@ def run_report(
     ``data_dir/deepbench/`` (DeepBench's published V100, P100 and T4 library timings),
     ``data_dir/gpu-stream/`` (gpu-benches streaming kernels on ten GPUs) and ``cpu-*`` folders in the
     format of :mod:`validation.cpu_measure` are reported as their own sections (:mod:`validation.sections`);
-    a DeepBench or gpu-stream family over its budget also gives status 1."""
+    a DeepBench or gpu-stream family over its budget also gives status 1. ``software=True`` adds the software-stack
+    section (:mod:`validation.software`: whole-model times under framework profiles), whose budgets
+    count the same way."""
     from validation import plots
 
     log = log or (lambda _msg: None)
@@ -339,6 +342,10 @@ def run_report(
             (dest / "summary.txt").write_text("\n".join(summary_lines(rep)) + "\n")
             for path in plots.write_plots(rep, dest, BUDGETS_PCT):
                 log(f"  wrote {path}")
+    if software:
+        from validation.software import software_section
+
+        extra.append(software_section())
     for sec in extra:
         for line in sections.section_lines(sec):
             log(line)

@@ -16,8 +16,17 @@ This package imports the hardware and workload models, the energy ledger and the
 imports the engines that schedule its costs.
 """
 
-from archsim.cost.dispatch import host_dispatch_s, is_link, op_cost, op_cost_arrays, resolve_device, role_params
+from archsim.cost.dispatch import (
+    host_dispatch_s,
+    is_link,
+    op_cost,
+    op_cost_arrays,
+    resolve_device,
+    role_params,
+    software_efficiency,
+)
 from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, Actions, CostArrays, CostOptions, OpCost
 
 __all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link",
+           "software_efficiency",
            "OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]

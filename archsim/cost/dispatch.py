@@ -20,12 +20,19 @@ CUDA Graphs", 2021: with short kernels the CPU's launch work, not the GPU, sets 
 not per queue: a long kernel does not bank dispatch time for the short kernels after it, so a
 sequence that alternates long and short kernels is charged slightly more than a real queue. A bare
 GPU device has no host and pays the launch latency alone.
+
+With a software profile (``CostOptions.software``, :mod:`archsim.software`), the per-launch dispatch
+is the profile's host work priced on the host CPU model (instructions / (IPC x clock)) instead of
+the host preset's ``op_overhead_s``, and the same work is the per-op overhead of ops on the host CPU.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from archsim.cost import cpu as cpu_cost
 from archsim.cost import gpu as gpu_cost
@@ -37,7 +44,8 @@ from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, CostArrays, CostOptions
 from archsim.errors import EngineError
 from archsim.hardware import CPUDevice, GPUDevice, Link, PIMDevice, System
 
-__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link"]
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link",
+           "software_efficiency"]
 
 
 def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[str, Any]:
@@ -90,6 +98,8 @@ def host_dispatch_s(hardware: Any, options: CostOptions) -> float:
     pays); on a bare device, or with ``host_dispatch=False``, 0.
     """
     if options.host_dispatch and isinstance(hardware, System):
+        if options.software is not None:
+            return float(options.software.dispatch_s(hardware.host))
         return float(hardware.host.efficiency.op_overhead_s)
     return 0.0
 
@@ -98,7 +108,16 @@ def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], opti
     """The parameter pack of ``targets`` (the devices or links of role ``role`` resolved from
     ``hardware``, point by point); a GPU pack carries each point's :func:`host_dispatch_s`."""
     if role == "gpu":
-        return GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware])
+        packed = GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware])
+        if options.software is not None and options.software.channels_last:
+            # NHWC tensors throughout: no layout transforms around Tensor-Core convolutions
+            packed = dataclasses.replace(packed, conv_nchw_transposes=np.zeros(packed.n))
+        return packed
+    if role == "host" and options.software is not None:
+        # the framework's per-op host work, priced on the CPU that runs it
+        packed = CPUParams.from_devices(list(targets))
+        return dataclasses.replace(packed, op_overhead_s=np.asarray(
+            [float(options.software.dispatch_s(t)) for t in targets], dtype=np.float64))
     builder = {"host": CPUParams.from_devices, "pim": PIMParams.from_devices, "link": LinkParams.from_links}.get(role)
     if builder is None:
         raise EngineError(f"unknown device role {role!r}; allowed: {DEVICE_ROLES}")
@@ -128,6 +147,37 @@ def op_cost_arrays(op: Any, role: str, targets: Sequence[Any], options: CostOpti
     raise EngineError(f"unknown device role {role!r}; allowed: {DEVICE_ROLES}")
 
 
+def software_efficiency(op: Any, role: str, c: CostArrays, options: CostOptions) -> CostArrays:
+    """``c`` with the kernel time of ``op`` divided by the software profile's kernel efficiency for
+    (``role``, ``op.kind``) (``c`` itself without a profile or at efficiency 1).
+
+    The framework's kernel runs at that fraction of the rate archsim prices on every resource, so
+    each non-overhead time and the kernel part of the latency (latency - overhead) scale by 1 / f,
+    and static energy with the latency. Where the host's dispatch bound a GPU op, the launch latency
+    it hid is taken as 0: the op's new latency is the larger of the dispatch and the slower kernel.
+    """
+    sw = options.software
+    f = 1.0 if sw is None else sw.kernel_efficiency.factor(role, op.kind)
+    if f >= 1.0:
+        return c
+    kernel = c.latency_s - c.overhead_s
+    slow = kernel / f
+    if c.dispatch_s is not None:
+        host = c.dispatch_bound()
+        launch = np.where(host, 0.0, c.overhead_s)
+        latency = np.maximum(c.dispatch_s, slow + launch)
+        overhead = latency - slow
+    else:
+        latency, overhead = slow + c.overhead_s, c.overhead_s
+    ratio = np.divide(latency, c.latency_s, out=np.ones_like(latency), where=c.latency_s > 0)
+    times = {k: (v if k == "overhead" else v / f) for k, v in c.time_by_unit_s.items()}
+    times["overhead"] = overhead
+    energy = {k: (v * ratio if k == "static" else v) for k, v in c.energy_breakdown_j.items()}
+    return dataclasses.replace(c, latency_s=latency, overhead_s=overhead, time_by_unit_s=times,
+                               energy_breakdown_j=energy,
+                               extra={**c.extra, "software_kernel_efficiency": np.full(np.shape(latency), f)})
+
+
 def op_cost(op: Any, device: Any, options: CostOptions | None = None) -> OpCost:
     """Cost of ``op`` on ``device`` (a device or a System) under ``options``.
 
@@ -140,6 +190,7 @@ def op_cost(op: Any, device: Any, options: CostOptions | None = None) -> OpCost:
         raise EngineError(f"op must be an archsim op with a 'kind', got {type(op).__name__}")
     role, target = resolve_device(device, kind, options)
     arrays = op_cost_arrays(op, role, [target], options, role_params(role, [device], [target], options))
+    arrays = software_efficiency(op, role, arrays, options)
     return arrays.at(0, getattr(op, "label", getattr(op, "name", kind)) or kind, getattr(op, "phase", "forward"))
 
 

@@ -16,7 +16,7 @@ PIM unit) and ``"link"`` (host-device transfer).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -37,11 +37,15 @@ class CostOptions:
         host_dispatch: on a System, GPU kernels wait for the host framework's per-launch dispatch
             (``host.efficiency.op_overhead_s``) when it outlasts them (see the module docstring);
             ``False`` prices the device-side launch latency alone. No effect on a bare device.
+        software: a :class:`~archsim.software.SoftwareProfile` with host work, or ``None``. When
+            given, its per-op host work priced on the host CPU model replaces the host preset's
+            ``op_overhead_s``, for GPU kernels (a System's host) and for ops on the host CPU alike.
     """
 
     device: Literal["gpu", "host", "pim"] | None = None
     threads: int | None = None
     host_dispatch: bool = True
+    software: Any = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,11 @@ explicit keyword arguments, validated here:
 * ``host_dispatch``: on a System, each GPU kernel waits for the host framework's dispatch
   (``host.efficiency.op_overhead_s``) when that outlasts the kernel (default ``True``; see
   :mod:`archsim.cost`); ``False`` prices the GPU's launch latency alone.
+* ``software``: a software profile (a name from ``models/software/``, e.g. ``"pytorch-eager"``, or a
+  :class:`~archsim.software.SoftwareProfile`); default ``"none"``, device work only. The profile's
+  precision and fusion passes rewrite the workload, its per-op host work (priced on the host CPU
+  model) replaces the host preset's dispatch, its per-iteration work joins the latency, and the
+  result splits ``host_s`` from ``device_s`` (see :mod:`archsim.engines.host`).
 * discrete-event engine only (see :func:`archsim.engines.des.estimate_des`): ``streams``,
   ``overlap_copies``, ``loader`` (an ``InputPipeline``), ``steps``, ``data_parallel`` (a
   ``DataParallel``), ``offload`` (a ``PIMOffload``); ``None`` leaves the engine's default.
@@ -36,18 +41,20 @@ __all__ = ["estimate", "estimate_many", "check_options", "op_cost", "OpCost", "C
 ENGINES: tuple[str, ...] = ("roofline", "des")
 
 
-def _options(device: str | None, threads: int | None, host_dispatch: bool = True) -> CostOptions:
+def _options(device: str | None, threads: int | None, host_dispatch: bool = True,
+             software: Any = None) -> CostOptions:
     if device is not None and device not in DEVICE_ROLES:
         raise EngineError(f"device={device!r} is not allowed; allowed: {', '.join(DEVICE_ROLES)} (or None)")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise EngineError(f"threads must be a positive int or None, got {threads!r}")
     if not isinstance(host_dispatch, bool):
         raise EngineError(f"host_dispatch must be True or False, got {host_dispatch!r}")
-    return CostOptions(device=device, threads=threads, host_dispatch=host_dispatch)  # type: ignore[arg-type]
+    return CostOptions(device=device, threads=threads, host_dispatch=host_dispatch,  # type: ignore[arg-type]
+                       software=software)
 
 
-OPTIONS: tuple[str, ...] = ("device", "overlap", "threads", "host_dispatch", "streams", "overlap_copies",
-                             "loader", "steps", "data_parallel", "offload")
+OPTIONS: tuple[str, ...] = ("device", "overlap", "threads", "host_dispatch", "software", "streams",
+                             "overlap_copies", "loader", "steps", "data_parallel", "offload")
 """The keyword options of :func:`estimate` (the last six for ``engine="des"`` only)."""
 
 
@@ -79,7 +86,7 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
              overlap: bool = False, threads: int | None = None, streams: int | None = None,
              overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
              data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True,
-             **unknown: Any) -> RunResult:
+             software: Any = None, **unknown: Any) -> RunResult:
     """Estimate the time and energy of ``work`` (an op or an OpGraph) on ``hardware``.
 
     ``engine="roofline"`` is the analytical engine; ``"des"`` the discrete-event one (when installed).
@@ -89,22 +96,43 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
     if unknown:
         raise EngineError(f"estimate() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(OPTIONS)}")
     try:
-        return _checked(_estimate(work, hardware, engine, device=device, overlap=overlap, threads=threads,
-                                  streams=streams, overlap_copies=overlap_copies, loader=loader, steps=steps,
-                                  data_parallel=data_parallel, offload=offload, host_dispatch=host_dispatch))
+        return _checked(_estimate_with_software(work, hardware, engine, device, overlap, threads, streams,
+                                                overlap_copies, loader, steps, data_parallel, offload,
+                                                host_dispatch, software))
     except (OverflowError, ZeroDivisionError) as exc:
         raise EngineError(f"arithmetic {type(exc).__name__} while estimating: a hardware or workload value is "
                           f"out of range ({exc})") from None
 
 
-def _estimate(work: Any, hardware: Any, engine: str, *, device: str | None, overlap: bool, threads: int | None,
-              streams: int | None, overlap_copies: bool | None, loader: Any, steps: int | None,
-              data_parallel: Any, offload: Any, host_dispatch: bool) -> RunResult:
+def _estimate_with_software(work: Any, hardware: Any, engine: str, device: str | None, overlap: bool,
+                            threads: int | None, streams: int | None, overlap_copies: bool | None, loader: Any,
+                            steps: int | None, data_parallel: Any, offload: Any, host_dispatch: bool,
+                            software: Any) -> RunResult:
+    if software is None:  # the default: device work only, no profile to read
+        return _estimate(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                         data_parallel, offload, _options(device, threads, host_dispatch))
+    from archsim.software import resolve_software
+
+    profile = resolve_software(software)
+    if profile.is_none:
+        return _estimate(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                         data_parallel, offload, _options(device, threads, host_dispatch))
+    from archsim.engines import host
+
+    run_work = host.prepare(work, hardware, profile)
+    options = _options(device, threads, host_dispatch, profile)
+    result = _estimate(run_work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                       data_parallel, offload, options)
+    return host.finish(result, run_work, hardware, profile, iterations=steps or 1)
+
+
+def _estimate(work: Any, hardware: Any, engine: str, device: str | None, overlap: bool, threads: int | None,
+              streams: int | None, overlap_copies: bool | None, loader: Any, steps: int | None, data_parallel: Any,
+              offload: Any, options: CostOptions) -> RunResult:
     if not isinstance(engine, str):
         raise EngineError(f"engine must be a name; allowed: {', '.join(ENGINES)}; got {engine!r}")
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
-    options = _options(device, threads, host_dispatch)
     des_options = {k: v for k, v in (("streams", streams), ("overlap_copies", overlap_copies), ("loader", loader),
                                      ("steps", steps), ("data_parallel", data_parallel), ("offload", offload))
                    if v is not None}
@@ -125,27 +153,52 @@ def _estimate(work: Any, hardware: Any, engine: str, *, device: str | None, over
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = None, overlap: bool = False,
-                  threads: int | None = None, host_dispatch: bool = True, **unknown: Any) -> pd.DataFrame:
+                  threads: int | None = None, host_dispatch: bool = True, software: Any = None,
+                  **unknown: Any) -> pd.DataFrame:
     """The roofline estimate of ``work`` at every hardware point, vectorised: one row per point.
 
     Columns: ``latency_s``, ``energy_j``, ``energy_<component>_j``, ``data_movement_fraction``,
-    ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`.
+    ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`
+    (with a software profile too: its passes once, its host work priced on each point's host).
     """
     if unknown:
-        allowed = ("device", "overlap", "threads", "host_dispatch")
+        allowed = ("device", "overlap", "threads", "host_dispatch", "software")
         raise EngineError(f"estimate_many() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(allowed)} "
                           "(the discrete-event options need engine='des')")
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
-    from archsim.engines.roofline import estimate_many as _many
     try:
-        frame = _many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap)
+        return _many_with_software(work, hardware, device, overlap, threads, host_dispatch, software)
     except (OverflowError, ZeroDivisionError) as exc:
         raise EngineError(f"arithmetic {type(exc).__name__} while estimating: a hardware or workload value is "
                           f"out of range ({exc})") from None
+
+
+def _checked_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for name in ("latency_s", "energy_j"):
         bad = frame.index[~(np.isfinite(frame[name]) & (frame[name] >= 0))]
         if len(bad):
             raise EngineError(f"the estimate's {name} is {frame[name][bad[0]]!r} at point {bad[0]}: a hardware or "
                               "workload value is out of range (check very large or very small fields)")
     return frame
+
+
+def _many_with_software(work: Any, hardware: Sequence[Any], device: str | None, overlap: bool,
+                        threads: int | None, host_dispatch: bool, software: Any) -> pd.DataFrame:
+    from archsim.engines.roofline import estimate_many as _many
+
+    if software is None:
+        return _checked_frame(_many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap))
+    from archsim.software import resolve_software
+
+    profile = resolve_software(software)
+    if profile.is_none:
+        return _checked_frame(_many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap))
+    from archsim.engines import host
+
+    points = list(hardware)
+    for h in points:
+        host.check_host(h, profile)
+    run_work = host.prepare(work, points[0], profile) if points else work
+    frame = _many(run_work, points, _options(device, threads, host_dispatch, profile), overlap=overlap)
+    return _checked_frame(host.finish_many(frame, points, profile))

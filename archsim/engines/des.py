@@ -390,6 +390,9 @@ def prepare_des(work: Any, hardware: Any, options: CostOptions | None = None, *,
             feed = _transfer(coster, loader.sample_bytes * loader.batch, "h2d", hw.host_link)
     run = DESRun(hw, tasks, preds, lanes, replicas, steps, overlap_copies, offload, loader, batch_s, feed, buckets)
     run.context = _Context(hardware, options, name, streams, data_parallel, offload)
+    sw = options.software
+    if sw is not None:
+        run.m.configure_collectives(sw.collectives.sm_blocks, sw.collectives.memory_bytes_per_byte)
     return run
 
 

@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from archsim.cost import LINK_KINDS, CostArrays, CostOptions, op_cost_arrays, resolve_device, role_params
+from archsim.cost import (
+    LINK_KINDS,
+    CostArrays,
+    CostOptions,
+    op_cost_arrays,
+    resolve_device,
+    role_params,
+    software_efficiency,
+)
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -52,8 +60,9 @@ def _op_key(op: Any) -> tuple[Any, ...]:
 @functools.lru_cache(maxsize=256)
 def _cost_fields(cls: type) -> Any:
     """A getter of the values of the dataclass fields of an op class that its cost depends on (all
-    but name and phase), as a tuple (the field names are fixed by the class, which leads the key)."""
-    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase")]
+    but name, phase and a fused op's member names), as a tuple (the field names are fixed by the class,
+    which leads the key)."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase", "fused")]
     getter = operator.attrgetter(*names)
     return getter if len(names) > 1 else (lambda op: (getter(op),))
 
@@ -112,6 +121,9 @@ class _Coster:
             params = self._params(role, targets)
             costs = power.apply(gpu_batch.cost_many([first[k] for k in gpu_keys], params), params, gpu=True)
             done.update(zip(gpu_keys, costs, strict=True))
+        if self.options.software is not None:
+            for key, op in first.items():
+                done[key] = software_efficiency(op, self._resolve(op)[0], done[key], self.options)
         return [done[k] for k in keys]
 
 
@@ -154,7 +166,8 @@ def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
     return {"archsim_version": __version__, "engine": "roofline",
             "hardware_hash": hardware.content_hash(), "hardware_name": hardware.name,
             "options": {"device": options.device, "threads": options.threads, "overlap": overlap,
-                        "host_dispatch": options.host_dispatch}}
+                        "host_dispatch": options.host_dispatch,
+                        "software": None if options.software is None else options.software.name}}
 
 
 def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False) -> RunResult:

@@ -151,14 +151,18 @@ class Sweep:
 
         base_hash = self.base.content_hash()
         hw_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "hardware"]
-        wl_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "workload"]
+        # software axes travel with the workload parameters: a point's work is built and its profile
+        # updated together (archsim.sweep.evaluate.evaluate_chunk)
+        wl_axes = [(j, a) for j, a in enumerate(self.axes) if a.target in ("workload", "software")]
         work_keys: dict[tuple[tuple[str, Any], ...], str] = {}
         tasks = []
         for values in self._values:
             overrides = tuple((a.path, a.encode(values[j])) for j, a in hw_axes)
             params = tuple(sorted((str(a.path[0]), values[j]) for j, a in wl_axes))
             if params not in work_keys:
-                work_keys[params] = work_key(work, dict(params))
+                sw = [(k, v) for k, v in params if k.startswith("software.")]
+                wl = dict((k, v) for k, v in params if not k.startswith("software."))
+                work_keys[params] = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
             key = point_key(base_hash, overrides, work_keys[params], evaluator_key, __version__)
             tasks.append(PointTask(key, overrides, params))
         return tasks

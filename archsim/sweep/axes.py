@@ -40,6 +40,7 @@ from archsim.errors import SweepError, UnitError
 __all__ = ["Axis", "parse_axes", "valid_paths", "WORKLOAD_PREFIX", "DEVICE_KINDS"]
 
 WORKLOAD_PREFIX = "workload."
+SOFTWARE_PREFIX = "software."  # fields of the software profile (options={"software": ...}), per point
 DEVICE_KINDS = ("cpu", "gpu", "pim")
 
 # SI suffix of each dimension, as the units policy names serialised numbers.
@@ -236,8 +237,9 @@ class Axis:
 
     Attributes:
         name: the axis as given (``"gpu.dram.bandwidth"``).
-        target: ``"hardware"`` or ``"workload"``.
-        path: keys into the base model's ``model_dump()`` (hardware), or ``(parameter,)`` (workload).
+        target: ``"hardware"``, ``"workload"`` or ``"software"``.
+        path: keys into the base model's ``model_dump()`` (hardware), ``(parameter,)`` (workload), or
+            ``(axis name,)`` (software: a dotted field of the run's software profile).
         kind: ``dimensioned``, ``int``, ``float``, ``bool``, ``choice`` or ``str``.
         dimension: key of :data:`archsim.units.DIMENSIONS` for a dimensioned axis, else None.
         column: output column (path + SI suffix, e.g. ``gpu.dram.bandwidth_bytes_per_s``).
@@ -246,7 +248,7 @@ class Axis:
     """
 
     name: str
-    target: Literal["hardware", "workload"]
+    target: Literal["hardware", "workload", "software"]
     path: tuple[str | int, ...]
     kind: LeafKind
     dimension: str | None
@@ -399,8 +401,11 @@ def parse_axes(base: BaseModel, axes: Mapping[str, Any]) -> tuple[Axis, ...]:
             if not param.isidentifier():
                 raise SweepError(f"axis {name!r}: workload parameter {param!r} is not a valid keyword name")
             leaf = _WORKLOAD_LEAVES.get(param) or _guess_leaf(spec)
-            target: Literal["hardware", "workload"] = "workload"
+            target: Literal["hardware", "workload", "software"] = "workload"
             path: tuple[str | int, ...] = (param,)
+        elif name.startswith(SOFTWARE_PREFIX):
+            # checked against the profile when a point is evaluated (archsim.software.with_updates)
+            leaf, target, path = _guess_leaf(spec), "software", (name,)
         else:
             resolved = _resolve_hardware(base, name, dump, validators)
             leaf, target, path = resolved.leaf, "hardware", resolved.path

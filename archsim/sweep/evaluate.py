@@ -15,6 +15,7 @@ roofline engine, one ``estimate`` per point otherwise.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import importlib
@@ -173,6 +174,7 @@ class ChunkPayload:
 
 
 def _build_work(work: Any, params: Mapping[str, Any]) -> Any:
+    params = {k: v for k, v in params.items() if not k.startswith("software.")}
     if params or (callable(work) and not hasattr(work, "flop")):
         return work(**params)
     return work
@@ -197,6 +199,22 @@ def _collect_young_only() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def _point_evaluator(evaluator: Any, params: Mapping[str, Any]) -> Any:
+    """``evaluator`` with the point's ``software.*`` values applied to its software profile."""
+    updates = {k: v for k, v in params.items() if k.startswith("software.")}
+    if not updates:
+        return evaluator
+    if not isinstance(evaluator, EngineEvaluator):
+        raise SweepError("software.* axes need archsim's engines as the evaluator")
+    from archsim.software import resolve_software, with_updates
+
+    base = evaluator.options.get("software")
+    if base is None:
+        raise SweepError("software.* axes need options={'software': '<profile>'} to update")
+    profile = with_updates(resolve_software(base), updates)
+    return dataclasses.replace(evaluator, options={**dict(evaluator.options), "software": profile})
 
 
 def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
@@ -234,13 +252,19 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[d
     for params, members in groups.items():
         work = works[params]
         try:
-            metrics = payload.evaluator(work, [hw for _, hw in members])
+            evaluator = _point_evaluator(payload.evaluator, dict(params))
+        except ArchsimError as exc:
+            for i, _hw in members:
+                rows[i] = {"key": tasks[i].key, "status": "invalid", "error": one_line(exc)}
+            continue
+        try:
+            metrics = evaluator(work, [hw for _, hw in members])
         except ArchsimError:
             # One bad point must not fail its neighbours: retry one by one to find it.
             metrics = []
             for _i, hw in members:
                 try:
-                    metrics.extend(payload.evaluator(work, [hw]))
+                    metrics.extend(evaluator(work, [hw]))
                 except ArchsimError as exc:
                     metrics.append({"__error__": one_line(exc)})  # type: ignore[dict-item]
         if len(metrics) != len(members):

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2] / "archsim"
 
 # Layer of each unit (a top-level module or package, or a module named on its own); a module may
 # import its own unit and any unit of a lower layer, never a higher one.
-LAYERS: dict[str, int] = {
+LAYERS: dict[str, float] = {
     "archsim._version": 0,
     "archsim.errors": 0,
     "archsim.limits": 1,
@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "archsim.ops": 3,
     "archsim.zoo": 3,
     "archsim.microarch": 3,
+    "archsim.software": 3.5,  # profiles read hardware, workload and the preset folder; cost reads them
     "archsim.cost": 4,
     "archsim.engines": 5,
     "archsim.sweep.analysis": 6,  # pure table analysis, read by plots

@@ -11,7 +11,11 @@ Resources (one set per GPU replica where per-GPU):
 * host cores: a SlotPool of ``cores``, taken by host ops (``threads`` cores), loader workers
   (one each) and a host thread waiting for a PIM op; host DRAM bandwidth as a FluidShare;
 * PIM units: one kernel at a time over all units, plus the PIM host link;
-* the GPU link: one collective at a time (NCCL runs collectives in order on its own stream).
+* the GPU link: one collective at a time (NCCL runs collectives in order on its own stream). With
+  a software profile's ``collectives`` (:meth:`Machine.configure_collectives`), the all-reduce is
+  kernels too: it draws device-memory bandwidth on every GPU beside the compute kernels, and the
+  kernels that start while it runs get the SMs its thread blocks leave (``1 - blocks / SMs``; the
+  share is sampled when a wave segment starts).
 """
 
 from __future__ import annotations
@@ -118,6 +122,19 @@ class Machine:
             self.pim_link = {d: self._fluid(f"pim.link.{d}", link.bandwidth_bytes_per_s * link.efficiency)
                              for d in ("h2d", "d2h")}
         self.collective = SlotPool(env, 1)
+        self.nccl_active = 0
+        self.nccl_slowdown = 1.0
+        self.nccl_memory_bytes_per_byte = 0.0
+
+    def configure_collectives(self, sm_blocks: int, memory_bytes_per_byte: float) -> None:
+        """Run all-reduces as kernels holding ``sm_blocks`` SMs and moving ``memory_bytes_per_byte``
+        device-memory bytes per byte sent (see the module doc)."""
+        gpu = self.hw.gpu
+        if gpu is None or sm_blocks <= 0:
+            self.nccl_slowdown = 1.0
+        else:
+            self.nccl_slowdown = gpu.sm_count / max(gpu.sm_count - sm_blocks, 1)
+        self.nccl_memory_bytes_per_byte = float(memory_bytes_per_byte)
 
     def _fluid(self, name: str, capacity: float) -> FluidShare:
         share = FluidShare(self.env, name, capacity)
@@ -157,6 +174,8 @@ class Machine:
             wait = sm.acquire(slots)
             if wait is not None:
                 yield wait
+            if self.nccl_active:
+                seconds *= self.nccl_slowdown  # the collective's blocks hold some SMs
             t0 = env.now
             yield dram.flow(seconds, task.demand_bytes_per_s)
             sm.release(slots)
@@ -239,7 +258,14 @@ class Machine:
         if wait is not None:
             yield wait
         t0 = self.env.now
-        yield self.env.timeout(seconds)
+        self.nccl_active += 1
+        per_rank = nbytes / max(self.replicas, 1)
+        if self.nccl_memory_bytes_per_byte > 0 and self.dram and seconds > 0:
+            demand = self.nccl_memory_bytes_per_byte * per_rank / seconds
+            yield self.env.all_of([d.flow(seconds, demand) for d in self.dram])
+        else:
+            yield self.env.timeout(seconds)
+        self.nccl_active -= 1
         self.collective.release(1)
         end = self.env.now
         self.busy_s["gpu_link"] += end - t0

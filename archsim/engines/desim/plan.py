@@ -24,7 +24,15 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from archsim.cost import CostOptions, OpCost, host_dispatch_s, op_cost_arrays, resolve_device, role_params
+from archsim.cost import (
+    CostOptions,
+    OpCost,
+    host_dispatch_s,
+    op_cost_arrays,
+    resolve_device,
+    role_params,
+    software_efficiency,
+)
 from archsim.errors import EngineError
 
 __all__ = ["Task", "Coster", "gpu_segments", "dynamic_energy"]
@@ -104,16 +112,16 @@ def gpu_segments(kernel_s: float, extra: dict[str, float], sm_count: int, max_bl
 
 
 def _op_key(op: Any) -> tuple[Any, ...]:
-    """Identity of an op's cost: its type and every field but its name and phase."""
+    """Identity of an op's cost: its type and every field but its name, phase and fused member names."""
     cls = type(op)
     return (cls, _cost_fields(cls)(op))
 
 
 @functools.lru_cache(maxsize=256)
 def _cost_fields(cls: type) -> Any:
-    """A getter of an op class's dataclass field values but name and phase, as a tuple (the names
+    """A getter of an op class's dataclass field values but name, phase and fused, as a tuple (the names
     are fixed by the class, which leads the key): ``dataclasses.fields`` per op costs 5 us."""
-    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase")]
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in ("name", "phase", "fused")]
     getter = operator.attrgetter(*names)
     return getter if len(names) > 1 else (lambda op: (getter(op),))
 
@@ -155,8 +163,10 @@ class Coster:
             if key not in self._cache:
                 todo.setdefault(key, op)
         if todo:
-            costs = gpu_batch.cost_many(list(todo.values()), self._pack("gpu", dev, opts))
-            self._cache.update(zip(todo, costs, strict=True))
+            ops_todo = list(todo.values())
+            costs = gpu_batch.cost_many(ops_todo, self._pack("gpu", dev, opts))
+            self._cache.update(zip(todo, (software_efficiency(op, "gpu", c, opts)
+                                          for op, c in zip(ops_todo, costs, strict=True)), strict=True))
 
     def cost(self, op: Any, options: CostOptions | None = None, target: tuple[str, Any] | None = None) -> OpCost:
         """The :class:`OpCost` of ``op`` (on ``target`` = (role, device) when given)."""
@@ -167,7 +177,8 @@ class Coster:
         if solo is None:
             arrays = self._cache.get(key)
             if arrays is None:
-                arrays = op_cost_arrays(op, role, [dev], opts, self._pack(role, dev, opts))
+                plain = op_cost_arrays(op, role, [dev], opts, self._pack(role, dev, opts))
+                arrays = software_efficiency(op, role, plain, opts)
                 self._cache[key] = arrays
             solo = self._solo[key] = arrays.at(0, "", "")
         # Equal ops share the floats and their (read-only) dicts; results copy the dicts per op.

@@ -82,7 +82,8 @@ def test_derived_preset_keeps_base_sources_and_overrides() -> None:
 
 def test_models_dir_holds_only_kind_folders() -> None:
     folders = {p.name for p in models_dir().iterdir() if p.is_dir()}
-    assert folders <= {"cpu", "gpu", "memory", "pim", "system"}
+    # the hardware kinds, and the software profiles (archsim.software) beside them
+    assert folders <= {"cpu", "gpu", "memory", "pim", "system", "software"}
 
 
 def test_python_c_load_preset_prints_the_model() -> None:

@@ -1,0 +1,194 @@
+"""Software profiles: the stack between a model and the device, as a typed, sourced model.
+
+archsim's cost model prices the device's work; what users time is the device plus the software that
+drives it. A :class:`SoftwareProfile` describes that software:
+
+* **host work** per launched operator (the framework's dispatcher, the launch API call) and per
+  iteration (a Python training-loop step, a TF1 ``Session.run``, a ``cudaGraphLaunch``), counted in
+  *instructions* and priced on the system's host CPU model:
+  ``seconds = instructions / (min(host_ipc, issue_width) x clock_hz)``, so a faster host dispatches
+  faster (the instructions are the software's, the clock and issue width the host's);
+* the **launch mode**: ``eager`` (one host dispatch per kernel, overlapped with the kernels before it
+  by the asynchronous queue) or ``graph`` (CUDA Graphs / a TensorRT engine: the kernels of an
+  iteration are launched as one graph, host work per iteration only);
+* **synchronisation**: whether each iteration ends with a device synchronisation, after which the
+  host's per-iteration work cannot overlap the device;
+* **operator fusion** rules (:mod:`archsim.software.fusion`): conv + batch norm + activation,
+  GEMM epilogues, elementwise chains, attention -> fused attention;
+* the **tensor layout** (``channels_last``): whether the layout transforms around Tensor-Core
+  convolutions are needed;
+* a **precision policy** (:mod:`archsim.software.precision`): the dtype of matrix work (AMP fp16,
+  int8) and which op kinds stay in fp32, plus the per-op host work of autocasting;
+* **kernel efficiency** of the framework's own kernels where they fall short of the tuned-library
+  roofline archsim prices (e.g. TensorFlow 1.x's default CPU convolutions), per device role and op
+  kind, each a named, sourced factor.
+
+Profiles are TOML presets under ``models/software/`` (:func:`archsim.software.load_software`),
+validated strictly (frozen, unknown keys are errors), each number with a ``[[sources]]`` entry.
+``"none"`` is the device-only profile: today's behaviour, the default.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from archsim.hardware import CPUDevice
+from archsim.hardware.base import Source
+
+__all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "Collectives", "LAUNCH_MODES",
+           "FUSION_RULES"]
+
+LAUNCH_MODES: tuple[str, ...] = ("none", "eager", "graph")
+FUSION_RULES: tuple[str, ...] = ("conv_bn_act", "gemm_epilogue", "elementwise_chains", "attention")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+class FusionRules(_Strict):
+    """Which fusions the software performs (each a graph rewrite of :mod:`archsim.software.fusion`)."""
+
+    conv_bn_act: bool = Field(False, description="inference conv -> batch norm -> activation [-> residual add] "
+                                                 "into one convolution with an epilogue")
+    gemm_epilogue: bool = Field(False, description="GEMM -> bias/activation into the GEMM's epilogue")
+    elementwise_chains: bool = Field(False, description="chains of same-shape elementwise ops into one kernel")
+    attention: bool = Field(False, description="unfused attention -> fused (FlashAttention-style) attention")
+
+    @property
+    def any(self) -> bool:
+        """True when at least one rule is on."""
+        return self.conv_bn_act or self.gemm_epilogue or self.elementwise_chains or self.attention
+
+
+class PrecisionPolicy(_Strict):
+    """Precision the software runs the model's ops in.
+
+    ``matmul_dtype``: the dtype of convolutions, GEMMs and attention (``"as_model"`` keeps the
+    graph's dtype; ``"fp16"``/``"bf16"`` is AMP autocast; ``"int8"`` a calibrated int8 engine);
+    ``other_dtype``: the dtype of the remaining ops (``"as_model"`` or one dtype); ``keep_fp32``: op
+    kinds that stay fp32 regardless (AMP's fp32 list: softmax, reductions, losses, optimizer
+    updates). ``cast_instructions_per_op``: host work the precision layer adds to every dispatched op
+    (autocast's dispatch key: a dtype check per op, a cast launch for the ops it recasts).
+    """
+
+    matmul_dtype: Literal["as_model", "fp32", "tf32", "fp16", "bf16", "int8"] = "as_model"
+    other_dtype: Literal["as_model", "fp32", "fp16", "bf16", "int8"] = "as_model"
+    keep_fp32: tuple[str, ...] = ()
+    cast_instructions_per_op: float = Field(0.0, ge=0)
+
+
+class KernelEfficiency(_Strict):
+    """Fraction of archsim's (tuned-library) kernel rate the framework's own kernels reach, per op
+    kind, on the GPU and on the host CPU (1 = the library kernel archsim prices; absent = 1)."""
+
+    gpu: dict[str, float] = Field(default_factory=dict)
+    host: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _range(self) -> KernelEfficiency:
+        for role, table in (("gpu", self.gpu), ("host", self.host)):
+            for kind, v in table.items():
+                if not 0 < v <= 1:
+                    raise ValueError(f"kernel_efficiency.{role}.{kind} must be in (0, 1], got {v}")
+        return self
+
+    def factor(self, role: str, kind: str) -> float:
+        """The efficiency of ``kind`` on ``role`` (1 when the table has no entry)."""
+        table = self.gpu if role == "gpu" else self.host if role == "host" else {}
+        return float(table.get(kind, 1.0))
+
+
+class Collectives(_Strict):
+    """How the communication library runs a collective (NCCL): as GPU kernels beside the compute.
+
+    ``sm_blocks``: thread blocks a ring all-reduce keeps resident per GPU (one per NCCL channel, each
+    filling an SM); kernels that start while it runs get ``1 - sm_blocks / sm_count`` of the SMs.
+    ``memory_bytes_per_byte``: device-memory bytes the kernels move per byte a rank sends (read
+    the local chunk, read the received chunk, write the reduced one), drawn from the GPU's memory
+    bandwidth beside the compute kernels. Both 0: the collective is link time only.
+    """
+
+    sm_blocks: int = Field(0, ge=0)
+    memory_bytes_per_byte: float = Field(0.0, ge=0)
+
+
+class SoftwareProfile(_Strict):
+    """A framework or runtime: host work, launch mode, synchronisation, fusion, precision, kernels.
+
+    Attributes:
+        name: the preset id (``"pytorch-eager"``).
+        description: what stack this is (framework, version, mode).
+        launch_mode: ``"none"`` (device work only), ``"eager"`` or ``"graph"`` (see module doc).
+        host_ipc: instructions per cycle the host sustains on framework code (interpreter and
+            dispatcher code: branchy, cache-missing; capped by the core's issue width).
+        op_dispatch_instructions: host instructions per launched kernel (eager mode), or per op on
+            the host CPU.
+        iteration_instructions: host instructions per iteration (the loop step around the model).
+        sync_per_iteration: the iteration ends with a device synchronisation (``.item()``,
+            ``torch.cuda.synchronize()``, ``Session.run`` returning numpy): the per-iteration host
+            work is then serial with the device, not hidden behind it.
+        channels_last: the framework keeps activations and filters in NHWC (PyTorch
+            ``memory_format=torch.channels_last``, a TensorRT engine's chosen formats), so the
+            Tensor-Core convolutions need no NCHW <-> NHWC transposes (the GPU model's
+            ``efficiency.conv_nchw_transposes`` is off for the run); ``False``: the model's NCHW
+            tensors, transposed as the device's library does.
+        fusion, precision, kernel_efficiency, collectives: see the classes.
+        sources: where each number comes from (``fields`` name the profile's fields).
+    """
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    launch_mode: Literal["none", "eager", "graph"]
+    host_ipc: float = Field(1.0, gt=0)
+    op_dispatch_instructions: float = Field(0.0, ge=0)
+    iteration_instructions: float = Field(0.0, ge=0)
+    sync_per_iteration: bool = True
+    channels_last: bool = False
+    fusion: FusionRules = FusionRules()
+    precision: PrecisionPolicy = PrecisionPolicy()
+    kernel_efficiency: KernelEfficiency = KernelEfficiency()
+    collectives: Collectives = Collectives()
+    sources: list[Source] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SoftwareProfile:
+        if self.launch_mode == "none" and (self.op_dispatch_instructions or self.iteration_instructions
+                                           or self.precision.cast_instructions_per_op):
+            raise ValueError("launch_mode 'none' is device work only: host instruction counts must be 0")
+        if self.launch_mode == "graph" and (self.op_dispatch_instructions or self.precision.cast_instructions_per_op):
+            raise ValueError("launch_mode 'graph' launches an iteration's kernels as one graph: "
+                             "op_dispatch_instructions must be 0 (put the launch in iteration_instructions)")
+        return self
+
+    @property
+    def is_none(self) -> bool:
+        """True for the device-only profile (today's behaviour: no host terms, no passes)."""
+        return (self.launch_mode == "none" and not self.fusion.any and not self.channels_last
+                and self.precision == PrecisionPolicy() and self.kernel_efficiency == KernelEfficiency()
+                and self.collectives == Collectives())
+
+    @property
+    def has_host_work(self) -> bool:
+        """True when the profile prices any host work."""
+        return self.launch_mode != "none"
+
+    def host_rate_instructions_per_s(self, host: CPUDevice) -> float:
+        """Instructions per second one host core runs framework code at: min(IPC, issue) x clock."""
+        return min(self.host_ipc, float(host.core.issue_width)) * host.core.clock_hz
+
+    def dispatch_s(self, host: CPUDevice) -> float:
+        """Host seconds per launched kernel (or per host-CPU op) on ``host``: the dispatch plus the
+        precision policy's per-op host work (0 in graph mode)."""
+        instructions = self.op_dispatch_instructions + self.precision.cast_instructions_per_op
+        return instructions / self.host_rate_instructions_per_s(host)
+
+    def iteration_s(self, host: CPUDevice) -> float:
+        """Host seconds of the per-iteration work on ``host``."""
+        return self.iteration_instructions / self.host_rate_instructions_per_s(host)
+
+    def __hash__(self) -> int:
+        # Cost options (which carry the profile) key the engines' caches: hash the canonical dump.
+        return hash(self.model_dump_json())
