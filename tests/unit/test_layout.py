@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "archsim.plot": 7,
     "archsim.sweep": 8,  # the sweep runner (its spec files draw plots)
     "archsim.cli": 9,
+    "archsim.cli_format": 9,  # the text archsim.cli prints
     "archsim": 10,  # the lazy public namespace
 }
 
