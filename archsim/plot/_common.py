@@ -20,7 +20,7 @@ from archsim.errors import ArchsimError
 
 __all__ = ["PAPER_STYLE", "COLUMN_WIDTH_IN", "TEXT_WIDTH_IN", "style", "save", "unit_of", "label",
            "scale_for", "PlotError", "figure", "ok_rows", "need", "attach_data", "figure_data",
-           "layout_problems", "place_labels", "axis_title"]
+           "layout_problems", "place_labels", "axis_title", "bottom_legend"]
 
 PAPER_STYLE = Path(__file__).resolve().with_name("paper.mplstyle")
 COLUMN_WIDTH_IN = 3.5  # one column of the IEEE/ACM two-column formats
@@ -73,13 +73,12 @@ _AXIS_TITLES = {
     "sm.l1.size": "L1 size", "clock": "clock", "tensor_clock": "tensor-core clock", "cores": "cores",
     "host_link.bandwidth": "host link bandwidth", "dram.capacity": "DRAM capacity", "dram.channels": "DRAM channels",
     "workload.batch": "batch size", "workload.dtype": "element type", "workload.model": "model",
-    "latency": "latency", "energy": "energy", "data movement fraction": "data movement",
 }
 
 
 def axis_title(name: str) -> str:
     """A human title for a column's name (its unit suffix already removed): ``"gpu.sm_count"`` -> ``"SM count"``."""
-    key = name
+    key = name.replace(" ", "_")  # unit_of has turned underscores into spaces
     for prefix in ("gpu.", "cpu.", "host.", "pim.", "dram."):
         if key.startswith(prefix) and key[len(prefix):] in _AXIS_TITLES:
             return _AXIS_TITLES[key[len(prefix):]]
@@ -189,6 +188,22 @@ def layout_problems(fig: Any, tol_px: float = 0.5) -> list[str]:
             if _overlap(box_a, box_b, tol_px):
                 problems.append(f"overlap: {a.get_text()!r} and {b.get_text()!r}")
     return problems
+
+
+def bottom_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str] | None = None, max_cols: int = 5,
+                  fontsize: float = 6) -> Any:
+    """A legend below the axes (never over the data) with as many columns as fit the figure's width."""
+    labels = list(labels) if labels is not None else [h.get_label() for h in handles]
+    legend = None
+    for ncols in range(min(max_cols, len(handles)), 0, -1):
+        legend = fig.legend(handles=handles, labels=labels, loc="outside lower center", ncols=ncols,
+                            fontsize=fontsize)
+        fig.canvas.draw()
+        box = legend.get_window_extent(fig.canvas.get_renderer())
+        if box.x0 >= fig.bbox.x0 and box.x1 <= fig.bbox.x1 or ncols == 1:
+            return legend
+        legend.remove()
+    return legend
 
 
 def place_labels(ax: Any, texts: Sequence[Any], candidates: Sequence[Sequence[tuple[float, float, str, str]]],

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.plot._common import PlotError, attach_data, figure, place_labels, style
+from archsim.plot._common import PlotError, attach_data, bottom_legend, figure, place_labels, style
 
 
 @dataclass(frozen=True)
@@ -227,8 +227,7 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
         handles = [h for h in ax.get_lines() if (h.get_gid() or "").startswith("ceiling:") and h.get_gid()[8:] in names]
         handles += [h for h in ax.collections if str(h.get_label()).startswith("ops @")]
         # Below the axes, not over the ops: a legend inside a roofline always covers some point.
-        fig.legend(handles=handles, labels=[h.get_label().removeprefix("ceiling: ") for h in handles],
-                   loc="outside lower center", ncols=min(len(handles), 3), fontsize=6)
+        bottom_legend(fig, handles, [h.get_label().removeprefix("ceiling: ") for h in handles], max_cols=6)
         for t in [*labels, *ridge_labels]:
             t.set_in_layout(False)  # placed inside the axes below; must not move the layout
         along = (0.0, -25.0, -50.0, -80.0, -110.0)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.plot._common import PlotError, figure, label, need, ok_rows, style
+from archsim.plot._common import PlotError, attach_data, figure, label, need, ok_rows, style
 
 
 def _filtered(table: pd.DataFrame, where: Mapping[str, Any] | None, columns: list[str]) -> pd.DataFrame:
@@ -63,7 +63,8 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
             ax.set_yscale("log")
         if hue:
             ax.legend(fontsize=6)
-    return fig
+    return attach_data(fig, wide[[c for c in dict.fromkeys(cols)]].sort_values(cols[::-1][-1:] + cols[:1])
+                       .reset_index(drop=True))
 
 
 def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
@@ -89,8 +90,12 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
         if annotate and data.size <= 100:
             for (i, j), v in np.ndenumerate(data):
                 if np.isfinite(v):
-                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=5, color="white")
-    return fig
+                    # Dark text on light cells, white on dark ones (WCAG relative luminance of the cell).
+                    r, g, b, _ = mesh.cmap(mesh.norm(v))
+                    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=5,
+                            color="black" if lum > 0.4 else "white", gid=f"cell:{i}:{j}")
+    return attach_data(fig, grid.reset_index())
 
 
 def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hue: str | None = None,
@@ -117,4 +122,5 @@ def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hu
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
         ax.legend(fontsize=6)
-    return fig
+    return attach_data(fig, wide[[c for c in dict.fromkeys([x, y, *([hue] if hue else [])])]].reset_index(drop=True),
+                       front=front.reset_index(drop=True))
