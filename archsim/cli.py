@@ -272,7 +272,9 @@ def _value(text: str) -> Any:
 def _model_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The zoo model's keyword arguments from the model flags (only those given: the rest keep the model's
     defaults, e.g. its dtype)."""
-    kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
+    kwargs: dict[str, Any] = {"training": args.training}
+    if args.batch is not None:
+        kwargs["batch"] = args.batch
     for flag, key in (("dtype", "dtype"), ("seq_len", "seq_len"), ("mode", "mode"), ("image_size", "image_size"),
                       ("optimizer", "optimizer")):
         if getattr(args, flag, None) is not None:
@@ -288,8 +290,9 @@ def _model_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload (a zoo model and its arguments; `python -c \"import archsim; "
                              "help(archsim.zoo.gpt2)\"` lists a model's)")
-    g.add_argument("--model", required=True, metavar="NAME", help="zoo model, e.g. resnet50, bert_base, gpt2")
-    g.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    g.add_argument("--model", required=True, metavar="NAME|FILE.onnx",
+                   help="zoo model (resnet50, bert_base, gpt2, ...) or an ONNX file")
+    g.add_argument("--batch", type=int, help="batch size (default: the model's own; an ONNX file's batch dimension)")
     g.add_argument("--dtype", help="element type, e.g. fp16, bf16 (default: the model's own, fp32 for most)")
     g.add_argument("--training", action="store_true", help="a training step (forward, backward, update)")
     g.add_argument("--seq-len", type=int, help="tokens (transformers); in decode mode the KV-cache length")
@@ -306,12 +309,25 @@ def _add_hw_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=["gpu", "host", "pim"], help="device role on a system preset")
 
 
+def _graph(args: argparse.Namespace) -> Any:
+    """An ONNX file as a graph (its batch dimension bound to --batch; a training step with --training)."""
+    from archsim.workload import from_onnx
+    from archsim.workload.graph import training_step
+
+    extra = [f for f in ("dtype", "seq_len", "mode", "image_size", "arg") if getattr(args, f, None)]
+    if extra:
+        raise ArchsimError(f"--{extra[0].replace('_', '-')} applies to zoo models; an ONNX file fixes its own shapes "
+                           "and types (only --batch and --training apply)")
+    graph = from_onnx(args.model, batch=args.batch)
+    return training_step(graph, args.optimizer or "adam") if args.training else graph
+
+
 def _run(args: argparse.Namespace) -> tuple[Any, Any]:
     from archsim.engines import estimate
     from archsim.workload import zoo
 
     hw = _load_hw(args.hw)
-    graph = zoo.get(args.model, **_model_kwargs(args))
+    graph = _graph(args) if args.model.endswith(".onnx") else zoo.get(args.model, **_model_kwargs(args))
     options: dict[str, Any] = {"engine": args.engine, "device": args.device}
     if getattr(args, "overlap", False):
         options["overlap"] = True
@@ -364,6 +380,9 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.address and args.executor not in (None, "dask"):
         raise ArchsimError("--address is for --executor dask")
     executor = "dask" if args.address and args.executor is None else args.executor
+    if not args.resume and any((out / "store" / "chunks").glob("*.parquet")):
+        raise ArchsimError(f"{out} already holds results of an earlier run: pass --resume to reuse them, "
+                           "or --out another folder")
     table = run_spec(spec, out, executor=executor, address=args.address, resume=args.resume,
                      progress=False if args.no_progress else None)
     points = table.drop_duplicates("point")

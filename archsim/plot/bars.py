@@ -86,7 +86,8 @@ def bars(frame: pd.DataFrame, x: str, y: str, hue: str | None = None, *, marker:
             ax.yaxis.set_minor_formatter(plain if hi / lo < 10 else NullFormatter())
         if annotate:
             lo, hi = ax.get_ylim()
-            ax.set_ylim(lo, hi * 1.6 if logy else hi + 0.1 * (hi - lo))  # room for the value labels
+            # room for the value labels: a tenth of the axis more (of its decades on a log axis)
+            ax.set_ylim(lo, hi * max(1.6, (hi / lo) ** 0.12) if logy else hi + 0.1 * (hi - lo))
         if title:
             ax.set_title(title)
         if hue or marker:

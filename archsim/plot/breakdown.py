@@ -140,7 +140,7 @@ def _phase_of(entry: Any, phases: dict[str, str]) -> str:
 
 def _resource_group(resource: str) -> str:
     """``gpu3.stream0`` -> ``gpu.stream``: the eight GPUs of a data-parallel run share one colour."""
-    return re.sub(r"\d+", "", resource)
+    return re.sub(r"(?<=[a-z])\d+(?=\.|$)", "", resource)  # trailing indices only: h2d stays h2d
 
 
 def timeline(result: Any, *, color_by: Literal["phase", "op", "kind", "resource"] = "phase",

@@ -33,6 +33,16 @@ def _check_unique(wide: pd.DataFrame, keys: list[str]) -> None:
         raise PlotError(f"several points share each {keys}: the axes {varying} also vary; fix them with where={{...}}")
 
 
+def _quiet_minor_ticks(ax: Any) -> None:
+    """No labels on the minor ticks of a log axis spanning a decade or more: matplotlib labels them
+    (2x10^4, 3x10^4, ...) on short spans, and they print over each other."""
+    from matplotlib.ticker import NullFormatter
+
+    for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() == "log" and min(lim) > 0 and max(lim) / min(lim) >= 10:
+            axis.set_minor_formatter(NullFormatter())
+
+
 def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | None = None, *,
                 where: Mapping[str, Any] | None = None, logx: bool = False, logy: bool = False,
                 style_name: str | None = "paper") -> Any:
@@ -61,6 +71,7 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
             ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
+        _quiet_minor_ticks(ax)
         if hue:
             ax.legend(fontsize=6)
     return attach_data(fig, wide[[c for c in dict.fromkeys(cols)]].sort_values(cols[::-1][-1:] + cols[:1])
