@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
 
+from archsim.cli_args import add_hw_args, add_model_args, des_options, load_hw, model_kwargs, onnx_graph, parse_value
 from archsim.errors import ArchsimError
 from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
 from archsim.hardware.base import PRECISIONS
@@ -244,91 +245,13 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_schema)
 
 
-def _load_hw(ref: str) -> Any:
-    """A preset id (``gpu/h100-sxm5-80gb``) or a hardware TOML file (``./my-gpu.toml``)."""
-    from archsim.presets import load_hardware
-
-    path = Path(ref)
-    if ref.endswith(".toml") or path.is_file():
-        if not path.is_file():
-            raise ArchsimError(f"--hw {ref}: no such file (a preset id has no .toml; see `archsim presets list`)")
-        return load_hardware(path)
-    return load_preset(ref)
-
-
-def _value(text: str) -> Any:
-    """``--arg`` values: ints, floats, true/false, else the string."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _model_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The zoo model's keyword arguments from the model flags (only those given: the rest keep the model's
-    defaults, e.g. its dtype)."""
-    kwargs: dict[str, Any] = {"training": args.training}
-    if args.batch is not None:
-        kwargs["batch"] = args.batch
-    for flag, key in (("dtype", "dtype"), ("seq_len", "seq_len"), ("mode", "mode"), ("image_size", "image_size"),
-                      ("optimizer", "optimizer")):
-        if getattr(args, flag, None) is not None:
-            kwargs[key] = getattr(args, flag)
-    for item in args.arg or ():
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            raise ArchsimError(f"--arg {item!r}: expected KEY=VALUE, e.g. --arg size=medium")
-        kwargs[key.replace("-", "_")] = _value(text)
-    return kwargs
-
-
-def _add_model_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("workload (a zoo model and its arguments; `python -c \"import archsim; "
-                             "help(archsim.zoo.gpt2)\"` lists a model's)")
-    g.add_argument("--model", required=True, metavar="NAME|FILE.onnx",
-                   help="zoo model (resnet50, bert_base, gpt2, ...) or an ONNX file")
-    g.add_argument("--batch", type=int, help="batch size (default: the model's own; an ONNX file's batch dimension)")
-    g.add_argument("--dtype", help="element type, e.g. fp16, bf16 (default: the model's own, fp32 for most)")
-    g.add_argument("--training", action="store_true", help="a training step (forward, backward, update)")
-    g.add_argument("--seq-len", type=int, help="tokens (transformers); in decode mode the KV-cache length")
-    g.add_argument("--mode", choices=["prefill", "decode"], help="decoders: a prompt pass or one decode step")
-    g.add_argument("--image-size", type=int, help="input height and width (image models)")
-    g.add_argument("--optimizer", help="the training step's update, e.g. sgd, adam")
-    g.add_argument("--arg", action="append", metavar="KEY=VALUE", help="any other model argument (repeatable)")
-
-
-def _add_hw_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hw", required=True, metavar="ID|FILE",
-                   help="hardware: a preset id (gpu/h100-sxm5-80gb) or a TOML file (./my-gpu.toml)")
-    p.add_argument("--engine", default="roofline", choices=["roofline", "des"])
-    p.add_argument("--device", choices=["gpu", "host", "pim"], help="device role on a system preset")
-
-
-def _graph(args: argparse.Namespace) -> Any:
-    """An ONNX file as a graph (its batch dimension bound to --batch; a training step with --training)."""
-    from archsim.workload import from_onnx
-    from archsim.workload.graph import training_step
-
-    extra = [f for f in ("dtype", "seq_len", "mode", "image_size", "arg") if getattr(args, f, None)]
-    if extra:
-        raise ArchsimError(f"--{extra[0].replace('_', '-')} applies to zoo models; an ONNX file fixes its own shapes "
-                           "and types (only --batch and --training apply)")
-    graph = from_onnx(args.model, batch=args.batch)
-    return training_step(graph, args.optimizer or "adam") if args.training else graph
-
-
 def _run(args: argparse.Namespace) -> tuple[Any, Any]:
     from archsim.engines import estimate
     from archsim.workload import zoo
 
-    hw = _load_hw(args.hw)
-    graph = _graph(args) if args.model.endswith(".onnx") else zoo.get(args.model, **_model_kwargs(args))
-    options: dict[str, Any] = {"engine": args.engine, "device": args.device}
+    hw = load_hw(args.hw)
+    graph = onnx_graph(args) if args.model.endswith(".onnx") else zoo.get(args.model, **model_kwargs(args))
+    options: dict[str, Any] = {"engine": args.engine, "device": args.device, **des_options(args, graph)}
     if getattr(args, "overlap", False):
         options["overlap"] = True
     return hw, estimate(graph, hw, **options)
@@ -362,8 +285,8 @@ def _write(path: Path, text: str) -> None:
 
 def _add_estimate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("estimate", help="time and energy of a zoo model on hardware (a summary, or per op)")
-    _add_hw_args(p)
-    _add_model_args(p)
+    add_hw_args(p)
+    add_model_args(p)
     p.add_argument("--overlap", action="store_true", help="overlap independent ops (roofline)")
     p.add_argument("--per-op", action="store_true", help="every op, one line each, instead of the summary")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"],
@@ -440,8 +363,8 @@ def _roofline(args: argparse.Namespace) -> int:
 
 def _add_roofline(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("roofline", help="plot a zoo model on the hierarchical roofline of hardware")
-    _add_hw_args(p)
-    _add_model_args(p)
+    add_hw_args(p)
+    add_model_args(p)
     p.add_argument("--precision", help="compute ceilings to draw: fp16, fp32, ... or all (default: the run's)")
     p.add_argument("--width", default="column", choices=["column", "text"],
                    help="figure width: one column (3.5 in) or the text width (7.16 in)")
@@ -468,7 +391,7 @@ def _plot(args: argparse.Namespace) -> int:
         if args.kind == "roofline":
             if not args.hw:
                 raise ArchsimError("archsim plot roofline needs --hw (the hardware the result was estimated on)")
-            fig = plot.roofline(result, _load_hw(args.hw), device=args.device, precision=args.precision,
+            fig = plot.roofline(result, load_hw(args.hw), device=args.device, precision=args.precision,
                                 width=args.width)
         elif args.kind == "breakdown":
             fig = plot.breakdown(result, by=args.by, top=args.top)
@@ -503,7 +426,7 @@ def _where(item: str) -> tuple[str, Any]:
     key, sep, text = item.partition("=")
     if not sep:
         raise ArchsimError(f"--where {item!r}: expected COLUMN=VALUE")
-    return key, _value(text)
+    return key, parse_value(text)
 
 
 def _add_plot(sub: argparse._SubParsersAction) -> None:

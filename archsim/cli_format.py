@@ -86,7 +86,10 @@ def summary_lines(result: Any, hardware: Any = None, *, device: str | None = Non
     if lat > 0:
         rows.append(("average power", human(energy / lat, "power")))
         if w.get("batch"):
-            rate = w["batch"] / lat
+            # a discrete-event run may hold several steps and several data-parallel replicas
+            opts = result._meta.get("options") or {}
+            replicas = (opts.get("data_parallel") or {}).get("gpus") or 1
+            rate = w["batch"] * (opts.get("steps") or 1) * replicas / lat
             unit = "tokens/s" if str(w.get("model", "")).endswith(".decode") else "samples/s"
             rows.append(("throughput", f"{rate:,.0f} {unit}" if rate >= 100 else f"{rate:.3g} {unit}"))
         achieved = result.flop / lat

@@ -103,6 +103,7 @@ def load_spec(path: str | Path) -> SweepSpec:
     for i, plot in enumerate(plots):
         if plot.get("kind") not in PLOT_KINDS:
             raise SweepError(f"{where}: plots[{i}].kind is {plot.get('kind')!r}; allowed: {', '.join(PLOT_KINDS)}")
+        _check_plot(plot, f"{where}: plots[{i}] ({plot['kind']})")
     options = engine_t.get("options", {})
     if not isinstance(options, Mapping):
         raise SweepError(f"{where}: [engine] options must be a table")
@@ -112,6 +113,27 @@ def load_spec(path: str | Path) -> SweepSpec:
                      metrics=sweep_t.get("metrics"), executor=sweep_t.get("executor", "processes"),
                      workers=sweep_t.get("workers"), address=sweep_t.get("address"),
                      chunk_size=sweep_t.get("chunk_size"), plots=[dict(x) for x in plots])
+
+
+def _check_plot(options: Mapping[str, Any], where: str) -> None:
+    """Check a ``[[plots]]`` table against its plot's signature before the sweep runs: a missing or
+    unknown option is an error naming the plot's options, not a TypeError after the last point."""
+    import inspect
+
+    from archsim import plot as plots
+
+    params = dict(inspect.signature(getattr(plots, options["kind"])).parameters)
+    params.pop(next(iter(params)))  # the table
+    params.pop("style_name", None)
+    given = {k for k in options if k not in ("kind", "name")}
+    allowed = ", ".join(params)
+    unknown = sorted(given - set(params))
+    if unknown:
+        raise SweepError(f"{where}: unknown option(s) {', '.join(unknown)}; its options: {allowed}")
+    missing = [n for n, p in params.items() if p.default is inspect.Parameter.empty and n not in given]
+    if missing:
+        raise SweepError(f"{where}: needs {' and '.join(missing)} (output columns of the sweep, e.g. "
+                         f"\"gpu.dram.bandwidth_bytes_per_s\", \"gpu.sm_count\"); its options: {allowed}")
 
 
 def run_spec(spec: SweepSpec, out: str | Path, *, executor: str | None = None, address: str | None = None,
