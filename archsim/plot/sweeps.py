@@ -45,7 +45,7 @@ def _quiet_minor_ticks(ax: Any) -> None:
 
 def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | None = None, *,
                 where: Mapping[str, Any] | None = None, logx: bool = False, logy: bool = False,
-                style_name: str | None = "paper") -> Any:
+                width: str | float = "column", style_name: str | None = "paper") -> Any:
     """``y`` against axis ``x``, one line per value of ``hue``; ``where`` fixes other axes."""
     cols = [x, y, *([hue] if hue else [])]
     wide = _filtered(table, where, cols)
@@ -53,7 +53,7 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
     x_label, fx = label(x, wide[x])
     y_label, fy = label(y, wide[y])
     with style(style_name):
-        fig, (ax,) = figure(1)
+        fig, (ax,) = figure(1, width=width)
         groups = wide.groupby(hue, sort=True) if hue else [(None, wide)]
         for key, grp in groups:
             grp = grp.sort_values(x)
@@ -79,7 +79,8 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
 
 
 def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
-            where: Mapping[str, Any] | None = None, annotate: bool = True, style_name: str | None = "paper") -> Any:
+            where: Mapping[str, Any] | None = None, annotate: bool = True, width: str | float = "column",
+            style_name: str | None = "paper") -> Any:
     """``value`` over the grid of axes ``x`` and ``y`` (missing or invalid cells are left blank)."""
     wide = _filtered(table, where, [x, y, value])
     _check_unique(wide, [x, y])
@@ -89,7 +90,7 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
     y_label, fy = label(y, grid.index.to_numpy())
     data = grid.to_numpy(dtype=float) / fv
     with style(style_name):
-        fig, (ax,) = figure(1, height_in=2.8)
+        fig, (ax,) = figure(1, width=width, height_in=2.8)
         mesh = ax.imshow(np.ma.masked_invalid(data), origin="lower", aspect="auto", gid="heatmap")
         ax.set_xticks(range(grid.shape[1]), [f"{v / fx:.3g}" for v in grid.columns], fontsize=6)
         ax.set_yticks(range(grid.shape[0]), [f"{v / fy:.3g}" for v in grid.index], fontsize=6)
@@ -110,7 +111,8 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
 
 
 def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hue: str | None = None,
-           objectives: Mapping[str, str] | None = None, style_name: str | None = "paper") -> Any:
+           objectives: Mapping[str, str] | None = None, width: str | float = "column",
+           style_name: str | None = "paper") -> Any:
     """Every point of ``x`` against ``y`` with the Pareto front (both minimised unless ``objectives``)."""
     from archsim.sweep.analysis import pareto_front
 
@@ -119,7 +121,7 @@ def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hu
     x_label, fx = label(x, wide[x])
     y_label, fy = label(y, wide[y])
     with style(style_name):
-        fig, (ax,) = figure(1)
+        fig, (ax,) = figure(1, width=width)
         if hue:
             h_label, fh = label(hue, wide[hue])
             for key, grp in wide.groupby(hue, sort=True):
