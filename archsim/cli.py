@@ -358,6 +358,11 @@ def _roofline(args: argparse.Namespace) -> int:
     written = _save_figure(fig, out)
     print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
           f"{format_si(result.energy_j, 'energy')}; data: {', '.join(str(p) for p in written[1:])}")
+    from archsim.cli_format import precision_note
+
+    note = precision_note(hw, (result._meta.get("workload") or {}).get("precision"), args.device)
+    if note:
+        print(note)
     return 0
 
 

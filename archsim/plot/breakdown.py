@@ -139,8 +139,14 @@ def _phase_of(entry: Any, phases: dict[str, str]) -> str:
 
 
 def _resource_group(resource: str) -> str:
-    """``gpu3.stream0`` -> ``gpu.stream``: the eight GPUs of a data-parallel run share one colour."""
-    return re.sub(r"(?<=[a-z])\d+(?=\.|$)", "", resource)  # trailing indices only: h2d stays h2d
+    """``gpu3.stream0`` -> ``GPU streams``: the eight GPUs of a data-parallel run share one colour."""
+    group = re.sub(r"(?<=[a-z])\d+(?=\.|$)", "", resource)  # trailing indices only: h2d stays h2d
+    return _GROUP_NAMES.get(group, group)
+
+
+_GROUP_NAMES = {"gpu.stream": "GPU streams", "gpu.copy.h2d": "host-to-GPU copies", "gpu.copy.d2h": "GPU-to-host copies",
+                "host.loader.w": "loader workers", "gpu_link.allreduce": "all-reduce (GPU link)",
+                "host.stream": "host threads", "pim.units": "PIM units"}
 
 
 def timeline(result: Any, *, color_by: Literal["phase", "op", "kind", "resource"] = "phase",
