@@ -20,7 +20,8 @@ from archsim.errors import ArchsimError
 
 __all__ = ["PAPER_STYLE", "COLUMN_WIDTH_IN", "TEXT_WIDTH_IN", "style", "save", "unit_of", "label",
            "scale_for", "PlotError", "figure", "ok_rows", "need", "attach_data", "figure_data",
-           "layout_problems", "place_labels", "axis_title", "bottom_legend"]
+           "layout_problems", "place_labels", "axis_title", "bottom_legend", "settle",
+           "freeze_layout"]
 
 PAPER_STYLE = Path(__file__).resolve().with_name("paper.mplstyle")
 COLUMN_WIDTH_IN = 3.5  # one column of the IEEE/ACM two-column formats
@@ -160,18 +161,21 @@ def _texts(fig: Any) -> list[Any]:
     return [t for t in out if t.get_visible() and t.get_text().strip()]
 
 
-def layout_problems(fig: Any, tol_px: float = 0.5) -> list[str]:
+def layout_problems(fig: Any, tol_px: float = 0.5, style_name: str | None = "paper") -> list[str]:
     """Text a reader cannot read: overlapping text boxes, text outside the figure, labels clipped by axes.
 
     Draws ``fig`` and compares the window extents (matplotlib's bounding boxes in pixels) of every drawn
     text: titles, axis and tick labels, annotations, legend entries. An annotation inside an axes (a
     ceiling or value label) must also lie within that axes, or it is clipped. ``tol_px`` forgives
-    sub-pixel touching. Returns one line per problem; an empty list means the layout is clean.
+    sub-pixel touching. The figure is drawn in ``style_name`` (as :func:`save` writes it: fonts and
+    mathtext are resolved at each draw). Returns one line per problem; an empty list means the layout
+    is clean.
     """
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    with style(style_name):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [(t, t.get_window_extent(renderer)) for t in _texts(fig)]
     page = fig.bbox
-    boxes = [(t, t.get_window_extent(renderer)) for t in _texts(fig)]
 
     def outside(box: Any, frame: Any) -> bool:
         return (box.x0 < frame.x0 - tol_px or box.x1 > frame.x1 + tol_px or box.y0 < frame.y0 - tol_px
@@ -190,6 +194,25 @@ def layout_problems(fig: Any, tol_px: float = 0.5) -> list[str]:
     return problems
 
 
+def settle(fig: Any, draws: int = 3) -> None:
+    """Draw until constrained layout stops moving the axes (it takes a pass or two after a legend or
+    title is added), so what is measured next is what a saved file shows."""
+    last = None
+    for _ in range(draws):
+        fig.canvas.draw()
+        now = tuple(tuple(ax.get_position().bounds) for ax in fig.axes)
+        if now == last:
+            return
+        last = now
+
+
+def freeze_layout(fig: Any) -> None:
+    """Settle the layout, then keep it: labels placed in points stay where they were placed when the
+    figure is drawn or saved again."""
+    settle(fig)
+    fig.set_layout_engine("none")
+
+
 def bottom_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str] | None = None, max_cols: int = 5,
                   fontsize: float = 6) -> Any:
     """A legend below the axes (never over the data) with as many columns as fit the figure's width."""
@@ -198,9 +221,12 @@ def bottom_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str] | None
     for ncols in range(min(max_cols, len(handles)), 0, -1):
         legend = fig.legend(handles=handles, labels=labels, loc="outside lower center", ncols=ncols,
                             fontsize=fontsize)
-        fig.canvas.draw()
+        settle(fig)
         box = legend.get_window_extent(fig.canvas.get_renderer())
-        if box.x0 >= fig.bbox.x0 and box.x1 <= fig.bbox.x1 or ncols == 1:
+        # centred on the axes, not the page: it must fit on both sides; 2% spare for the small
+        # differences of text widths between the screen and the 300 dpi of a saved file
+        spare = 0.02 * fig.bbox.width
+        if (box.x0 >= fig.bbox.x0 + spare and box.x1 <= fig.bbox.x1 - spare) or ncols == 1:
             return legend
         legend.remove()
     return legend
@@ -216,7 +242,7 @@ def place_labels(ax: Any, texts: Sequence[Any], candidates: Sequence[Sequence[tu
     Layout is settled first (one draw), so positions are those of the saved figure.
     """
     fig = ax.figure
-    fig.canvas.draw()
+    settle(fig)
     renderer = fig.canvas.get_renderer()
     taken = [t.get_window_extent(renderer) for t in avoid if t.get_visible() and t.get_text().strip()]
     frame = ax.bbox

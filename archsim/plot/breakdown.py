@@ -72,8 +72,9 @@ def breakdown(result: Any, by: Literal["op", "component"] = "op", *, top: int = 
     names = [g for g, _ in groups]
     lat = {b: np.array([sum(o.latency_s for o in ops if o.bound == b) for _, ops in groups]) for b in bounds}
     energy = {c: np.array([sum(o.energy_breakdown_j.get(c, 0.0) for o in ops) for _, ops in groups]) for c in comps}
-    lat_label, lat_f = label("latency_s", [result.latency_s])
-    en_label, en_f = label("energy_j", [result.energy_j])
+    # units from the bars drawn (the top ops are far below the run's total)
+    lat_label, lat_f = label("latency_s", [max(sum(v) for v in zip(*lat.values(), strict=True))])
+    en_label, en_f = label("energy_j", [max(sum(v) for v in zip(*energy.values(), strict=True))])
     colour = _colours([*bounds, *comps])
     with style(style_name):
         # Horizontal bars: op names read left to right, slowest on top, whatever their length.

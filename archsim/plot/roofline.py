@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.plot._common import PlotError, attach_data, bottom_legend, figure, place_labels, style
+from archsim.plot._common import PlotError, attach_data, bottom_legend, figure, freeze_layout, place_labels, style
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,7 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
                                          (-4, -3, "right", "top"), (4, 3, "left", "bottom"), (-4, 3, "right", "bottom"),
                                          (0, -12, "center", "top"), (0, 12, "center", "bottom")]
                                         for _ in ridge_labels], avoid=labels)
+        freeze_layout(fig)  # the labels were placed for this layout
     ceilings_frame = pd.DataFrame([{"name": c.name, "kind": c.kind, "rate": c.rate,
                                     "unit": "B/s" if c.kind == "memory" else "FLOP/s",
                                     "ridge_flop_per_byte": ridges.get(c.name)} for c in [*memory, *compute]])

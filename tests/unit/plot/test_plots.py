@@ -201,7 +201,7 @@ def test_save_is_deterministic(tmp_path, run_result, v100):
 def test_paper_style_is_applied(run_result, v100):
     fig = plot.roofline(run_result, v100)
     assert fig.get_figwidth() == pytest.approx(plot.COLUMN_WIDTH_IN)
-    assert "serif" in fig.axes[0].xaxis.label.get_fontfamily()
+    assert fig.axes[0].xaxis.label.get_fontfamily()[0] == "STIXGeneral"  # a serif face, named
 
 
 def test_equal_compute_ceilings_are_drawn_once():
