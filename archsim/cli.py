@@ -27,6 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
 
+from archsim.cli_args import add_hw_args, add_model_args, des_options, load_hw, model_kwargs, onnx_graph, parse_value
 from archsim.errors import ArchsimError
 from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
 from archsim.hardware.base import PRECISIONS
@@ -259,6 +260,7 @@ def _schema(args: argparse.Namespace) -> int:
             Path(args.out).write_text(text)
         except OSError as exc:
             raise ArchsimError(f"cannot write the schema to {args.out}: {exc.strerror}") from None
+        print(f"wrote the JSON Schema of preset files to {args.out} (point your editor's TOML schema at it)")
     else:
         sys.stdout.write(text)
     return 0
@@ -281,49 +283,58 @@ def _add_schema(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_schema)
 
 
-def _estimate(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> tuple[Any, Any]:
     from archsim.engines import estimate
     from archsim.workload import zoo
 
-    hw = load_preset(args.hw)
-    graph = zoo.get(args.model, batch=args.batch, dtype=args.dtype, training=args.training)
-    res = estimate(graph, hw, engine=args.engine, device=args.device, overlap=args.overlap, software=args.software)
+    hw = load_hw(args.hw)
+    graph = onnx_graph(args) if args.model.endswith(".onnx") else zoo.get(args.model, **model_kwargs(args))
+    options: dict[str, Any] = {"engine": args.engine, "device": args.device, **des_options(args, graph)}
+    if getattr(args, "overlap", False):
+        options["overlap"] = True
+    if getattr(args, "software", None):
+        options["software"] = args.software
+    return hw, estimate(graph, hw, **options)
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from archsim.cli_format import op_table_lines, summary_lines
+
+    hw, res = _run(args)
+    if args.save:
+        _write(Path(args.save), res.to_json() + "\n")
     if args.format == "json":
         sys.stdout.write(res.to_json() + "\n")
         return 0
-    frame = res.to_frame()
     if args.format == "csv":
-        sys.stdout.write(frame.to_csv(index=False))
+        sys.stdout.write(res.to_frame().to_csv(index=False))
         return 0
-    width = max(len(o.name) for o in res.ops)
-    print(f"{res.workload} on {res.hardware} ({res.engine}): {len(res.ops)} ops")
-    print(f"  {'op':<{width}}  {'kind':<11} {'phase':<8} {'latency':>10} {'energy':>10}  bound")
-    for o in res.ops:
-        print(f"  {o.name:<{width}}  {o.kind:<11} {o.phase:<8} {format_si(o.latency_s, 'time'):>10} "
-              f"{format_si(o.energy_j, 'energy'):>10}  {o.bound}")
-    print(f"total latency {format_si(res.latency_s, 'time')}, energy {format_si(res.energy_j, 'energy')}, "
-          f"achieved {_rate(res.summary()['achieved_flop_per_s'])}, "
-          f"data movement {100 * res.data_movement_fraction:.1f}% of energy")
-    print("energy by component: " + ", ".join(f"{k} {format_si(v, 'energy')}"
-                                               for k, v in res.energy_breakdown_j.items()))
-    print("bounds: " + ", ".join(f"{k} x{v}" for k, v in sorted(res.bound_counts.items())))
+    lines = op_table_lines(res) if args.per_op else summary_lines(res, hw, device=args.device)
+    print("\n".join(lines))
+    if args.save:
+        print(f"result: {args.save} (redraw with `archsim plot roofline {args.save} --hw {args.hw}`)")
     if args.software and args.software != "none":
         print(f"software {args.software}: host {format_si(res.host_s, 'time')}, device "
               f"{format_si(res.device_s, 'time')}; bound: {res.bound}")
     return 0
 
 
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise ArchsimError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def _add_estimate(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("estimate", help="estimate a zoo model on a hardware preset (per-op and total)")
-    p.add_argument("--hw", required=True, metavar="ID", help="preset id, e.g. gpu/v100-sxm2-16gb")
-    p.add_argument("--model", required=True, help="zoo model name, e.g. resnet50")
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--dtype", default="fp32", help="element type, e.g. fp16")
-    p.add_argument("--training", action="store_true", help="forward, backward and optimizer step")
-    p.add_argument("--engine", default="roofline", choices=["roofline", "des"])
-    p.add_argument("--device", choices=["gpu", "host", "pim"], help="device role on a system preset")
+    p = sub.add_parser("estimate", help="time and energy of a zoo model on hardware (a summary, or per op)")
+    add_hw_args(p)
+    add_model_args(p)
     p.add_argument("--overlap", action="store_true", help="overlap independent ops (roofline)")
-    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
+    p.add_argument("--per-op", action="store_true", help="every op, one line each, instead of the summary")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"],
+                   help="table (text), json (the whole result) or csv (one row per op)")
+    p.add_argument("--save", metavar="FILE.json", help="also write the result as JSON (for `archsim plot`)")
     _add_software(p)
     p.set_defaults(func=_estimate)
 
@@ -346,6 +357,9 @@ def _sweep(args: argparse.Namespace) -> int:
     from archsim.sweep.spec import check_out_dir
 
     check_out_dir(out)
+    if not args.resume and any((out / "store" / "chunks").glob("*.parquet")):
+        raise ArchsimError(f"{out} already holds results of an earlier run: pass --resume to reuse them, "
+                           "or --out another folder")
     table = run_spec(spec, out, executor=executor, address=args.address, resume=args.resume,
                      progress=False if args.no_progress else None)
     points = table.drop_duplicates("point")
@@ -373,37 +387,128 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_sweep)
 
 
+_FIGURE_SUFFIXES = (".pdf", ".png", ".svg")
+
+
+def _figure_out(output: str) -> Path:
+    out = Path(output)
+    if out.suffix.lower() not in _FIGURE_SUFFIXES:
+        raise ArchsimError(f"-o {out}: the file must end in .pdf, .png or .svg")
+    return out
+
+
+def _save_figure(fig: Any, out: Path) -> list[Path]:
+    from archsim import plot
+
+    return plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
+
+
 def _roofline(args: argparse.Namespace) -> int:
     from archsim import plot
-    from archsim.engines import estimate
-    from archsim.workload import zoo
 
-    out = check_output_file(args.output, (".pdf", ".png", ".svg"))
-    hw = load_preset(args.hw)
-    kwargs: dict[str, Any] = {"batch": args.batch, "training": args.training}
-    if args.dtype:
-        kwargs["dtype"] = args.dtype
-    result = estimate(zoo.get(args.model, **kwargs), hw, engine=args.engine, device=args.device,
-                      software=args.software)
-    fig = plot.roofline(result, hw, device=args.device, precision=args.dtype, title=f"{args.model} on {hw.name}")
-    plot.save(fig, out.with_suffix(""), formats=(out.suffix.lower()[1:],))
+    out = _figure_out(args.output)
+    hw, result = _run(args)
+    fig = plot.roofline(result, hw, device=args.device, precision=args.precision, width=args.width)
+    written = _save_figure(fig, out)
     print(f"{out}: {len(result.ops)} ops, {format_si(result.latency_s, 'time')}, "
-          f"{format_si(result.energy_j, 'energy')}")
+          f"{format_si(result.energy_j, 'energy')}; data: {', '.join(str(p) for p in written[1:])}")
+    from archsim.cli_format import precision_note
+
+    note = precision_note(hw, (result._meta.get("workload") or {}).get("precision"), args.device)
+    if note:
+        print(note)
     return 0
 
 
 def _add_roofline(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("roofline", help="plot a zoo model on the hierarchical roofline of a preset")
-    p.add_argument("--hw", required=True, metavar="ID", help="hardware preset id, e.g. gpu/h100-sxm5-80gb")
-    p.add_argument("--model", required=True, metavar="NAME", help="zoo model, e.g. resnet50")
-    p.add_argument("--batch", type=int, default=1)
-    p.add_argument("--dtype", help="e.g. fp16 (default: the model's)")
-    p.add_argument("--training", action="store_true", help="a training step instead of inference")
-    p.add_argument("--engine", choices=["roofline", "des"], default="roofline")
-    p.add_argument("--device", choices=["gpu", "host", "pim"], help="the device of a system to draw")
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .pdf, .png or .svg")
+    p = sub.add_parser("roofline", help="plot a zoo model on the hierarchical roofline of hardware")
+    add_hw_args(p)
+    add_model_args(p)
+    p.add_argument("--precision", help="compute ceilings to draw: fp16, fp32, ... or all (default: the run's)")
+    p.add_argument("--width", default="column", choices=["column", "text"],
+                   help="figure width: one column (3.5 in) or the text width (7.16 in)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .pdf, .png or .svg "
+                   "(the data goes beside it as .csv)")
     _add_software(p)
     p.set_defaults(func=_roofline)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from archsim import plot
+
+    out = _figure_out(args.output)
+    source = Path(args.source)
+    if not source.is_file():
+        raise ArchsimError(f"{source}: no such file (a result from `archsim estimate --save`, or a sweep's "
+                           "results.parquet/.csv)")
+    if args.kind in ("roofline", "breakdown", "timeline"):
+        from archsim.results import RunResult
+
+        try:
+            result = RunResult.from_json(source.read_text())
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ArchsimError(f"{source}: not a result written by `archsim estimate --save` ({exc})") from None
+        if args.kind == "roofline":
+            if not args.hw:
+                raise ArchsimError("archsim plot roofline needs --hw (the hardware the result was estimated on)")
+            fig = plot.roofline(result, load_hw(args.hw), device=args.device, precision=args.precision,
+                                width=args.width)
+        elif args.kind == "breakdown":
+            fig = plot.breakdown(result, by=args.by, top=args.top)
+        else:
+            fig = plot.timeline(result, color_by=args.color_by)
+    else:
+        import pandas as pd
+
+        table = pd.read_parquet(source) if source.suffix == ".parquet" else pd.read_csv(source)
+        where = dict(_where(w) for w in args.where or ())
+        if args.kind == "sweep_lines":
+            fig = plot.sweep_lines(table, _need(args, "x"), args.y or "latency_s", hue=args.hue, where=where,
+                                   logx=args.logx, logy=args.logy)
+        elif args.kind == "heatmap":
+            fig = plot.heatmap(table, _need(args, "x"), args.y if args.y else _need(args, "y"),
+                               args.value or "latency_s", where=where)
+        else:
+            fig = plot.pareto(table, args.x or "latency_s", args.y or "energy_j", hue=args.hue)
+    written = _save_figure(fig, out)
+    print(", ".join(str(p) for p in written))
+    return 0
+
+
+def _need(args: argparse.Namespace, name: str) -> str:
+    value = getattr(args, name)
+    if not value:
+        raise ArchsimError(f"archsim plot {args.kind} needs --{name} (a column of the table)")
+    return str(value)
+
+
+def _where(item: str) -> tuple[str, Any]:
+    key, sep, text = item.partition("=")
+    if not sep:
+        raise ArchsimError(f"--where {item!r}: expected COLUMN=VALUE")
+    return key, parse_value(text)
+
+
+def _add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plot", help="redraw a saved result (estimate --save) or sweep table as a figure")
+    p.add_argument("kind", choices=["roofline", "breakdown", "timeline", "sweep_lines", "heatmap", "pareto"])
+    p.add_argument("source", help="RESULT.json (roofline, breakdown, timeline) or results.parquet/.csv (sweeps)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="figure file: .pdf, .png or .svg")
+    p.add_argument("--hw", metavar="ID|FILE", help="roofline: the hardware of the result")
+    p.add_argument("--device", choices=["gpu", "host", "pim"], help="roofline: the device of a system")
+    p.add_argument("--precision", help="roofline: compute ceilings to draw (default: the run's)")
+    p.add_argument("--width", default="column", choices=["column", "text"], help="roofline: figure width")
+    p.add_argument("--by", default="op", choices=["op", "component"], help="breakdown: bars per op or one bar")
+    p.add_argument("--top", type=int, default=10, help="breakdown: ops shown before 'other'")
+    p.add_argument("--color-by", default="phase", choices=["phase", "op", "resource"], help="timeline colours")
+    p.add_argument("--x", help="sweeps: the x column (e.g. gpu.dram.bandwidth_bytes_per_s)")
+    p.add_argument("--y", help="sweeps: the y column (default latency_s; heatmap: the second axis)")
+    p.add_argument("--hue", help="sweep_lines, pareto: one series per value of this column")
+    p.add_argument("--value", help="heatmap: the colour column (default latency_s)")
+    p.add_argument("--where", action="append", metavar="COLUMN=VALUE", help="sweeps: fix another axis")
+    p.add_argument("--logx", action="store_true", help="sweep_lines: log x axis")
+    p.add_argument("--logy", action="store_true", help="sweep_lines: log y axis")
+    p.set_defaults(func=_plot)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -412,12 +517,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="archsim", description="Time and energy of neural-network workloads on CPUs, GPUs and PIM."
     )
     sub = parser.add_subparsers(dest="command", required=True,
-                                metavar="{presets,schema,estimate,sweep,roofline}")
+                                metavar="{presets,schema,estimate,sweep,roofline,plot}")
     _add_presets(sub)
     _add_schema(sub)
     _add_estimate(sub)
     _add_sweep(sub)
     _add_roofline(sub)
+    _add_plot(sub)
     return parser
 
 

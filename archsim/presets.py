@@ -113,15 +113,30 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return read_toml(path, PresetError)
 
 
+def _inherited_sources(base: list[Any], own: list[Any]) -> list[Any]:
+    """The base's sources less the fields ``own`` sources; a base source left with no field is dropped."""
+    covered = {f for s in own if isinstance(s, Mapping) for f in s.get("fields", ())}
+    out = []
+    for src in base:
+        if not isinstance(src, Mapping) or not src.get("fields"):
+            out.append(src)
+            continue
+        fields = [f for f in src["fields"] if f not in covered]
+        if fields:
+            out.append({**src, "fields": fields})
+    return out
+
+
 def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in override.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) and "preset" not in value:
             out[key] = _merge(out[key], value)
         elif key == "sources" and isinstance(value, list) and isinstance(out.get(key), list):
-            # Sources document where numbers come from: a derived preset keeps its base's sources
-            # (for the fields it does not override) and adds its own.
-            out[key] = [*out[key], *value]
+            # Sources document where numbers come from: a derived preset keeps its base's sources for
+            # the fields it does not source itself, and adds its own (the H200 must not list the H100's
+            # "5 HBM3 stacks" note for its own dram.channels).
+            out[key] = [*_inherited_sources(out[key], value), *value]
         else:
             out[key] = value
     return out

@@ -254,8 +254,11 @@ def format_si(value: float, dimension: str, digits: int = 3, binary: bool | None
         for factor, prefix in _BINARY:
             if mag >= factor:
                 return f"{value / factor:.{digits}g} {prefix}{sym}"
-    for factor, prefix in _PREFIXES:
+    for i, (factor, prefix) in enumerate(_PREFIXES):
         if mag >= factor * 0.9999999:
+            if i > 0 and float(f"{mag / factor:.{digits}g}") >= 1000:
+                # 999.6 mJ rounds to "1e+03 mJ": say "1 J" instead
+                factor, prefix = _PREFIXES[i - 1]
             return f"{value / factor:.{digits}g} {prefix}{sym}"
     return f"{value:.{digits}g} {sym}"
 

@@ -170,7 +170,7 @@ def run(smoke: bool) -> ScenarioOutput:
     from archsim import plot
 
     fig_cross = plot.sweep_lines(cross, "n", "latency_s", hue="device", logx=True, logy=True)
-    fig_cross.axes[0].set_xlabel("columns n of a 4096 x 4096 fp16 GEMM (n = 1: GEMV)")
+    fig_cross.axes[0].set_xlabel("n: 4096 x 4096 x n fp16 GEMM (n = 1: GEMV)")
     speed = table.assign(label=table["kernel"])
     fig_speed = plot.bars(speed, "label", "pim_speedup", "platform", logy=True, reference=1.0,
                           ylabel="PIM speedup over its host (x)", width="text")

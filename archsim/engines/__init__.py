@@ -82,6 +82,21 @@ def _checked(result: RunResult) -> RunResult:
     return result
 
 
+def _with_workload(result: RunResult, work: Any) -> RunResult:
+    """Record what was estimated in ``_meta["workload"]`` (model, batch, dtype, precision, training), so
+    figures and the command line can title a saved result without the graph."""
+    dtype = getattr(work, "dtype", None)
+    graph = hasattr(work, "ops")  # an OpGraph; a single op has no batch of its own
+    name = str(getattr(work, "name", None) or getattr(work, "label", None) or result.workload)
+    training = bool(getattr(work, "training", False))
+    result._meta["workload"] = {
+        "model": name.removesuffix(".train") if training else name,
+        "batch": getattr(work, "batch", None) if graph else None, "dtype": None if dtype is None else str(dtype),
+        "precision": None if dtype is None else dtype.precision, "training": training,
+    }
+    return result
+
+
 def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
              overlap: bool = False, threads: int | None = None, streams: int | None = None,
              overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
@@ -141,14 +156,14 @@ def _estimate(work: Any, hardware: Any, engine: str, device: str | None, overlap
             raise EngineError(f"{', '.join(des_options)} appl{'ies' if len(des_options) == 1 else 'y'} to "
                               "engine='des' only")
         from archsim.engines.roofline import estimate_roofline
-        return estimate_roofline(work, hardware, options, overlap=overlap)
+        return _with_workload(estimate_roofline(work, hardware, options, overlap=overlap), work)
     if engine == "des":
         if importlib.util.find_spec("archsim.engines.des") is None:
             raise EngineError(f"engine 'des' is not available in this build; allowed engines: {', '.join(ENGINES)}")
         from archsim.engines import des
         if overlap:
             raise EngineError("overlap applies to engine='roofline'; the discrete-event engine schedules ops itself")
-        return des.estimate_des(work, hardware, options, **des_options)
+        return _with_workload(des.estimate_des(work, hardware, options, **des_options), work)
     raise EngineError(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
 
 

@@ -5,7 +5,17 @@ uses ``paper.mplstyle`` (serif text, column-width figures, the Okabe-Ito palette
 ``style_name=None``; :func:`save` writes vector PDF and PNG with no timestamps.
 """
 
-from archsim.plot._common import COLUMN_WIDTH_IN, PAPER_STYLE, TEXT_WIDTH_IN, PlotError, save, style
+from archsim.plot._common import (
+    COLUMN_WIDTH_IN,
+    PAPER_STYLE,
+    TEXT_WIDTH_IN,
+    PlotError,
+    attach_data,
+    figure_data,
+    layout_problems,
+    save,
+    style,
+)
 from archsim.plot.bars import bars
 from archsim.plot.breakdown import breakdown, timeline
 from archsim.plot.roofline import Ceiling, ceilings, roofline
@@ -13,4 +23,6 @@ from archsim.plot.sweeps import heatmap, pareto, sweep_lines
 from archsim.plot.validation import validation_scatter
 
 __all__ = ["bars", "roofline", "ceilings", "Ceiling", "breakdown", "timeline", "sweep_lines", "heatmap", "pareto",
-           "validation_scatter", "save", "style", "PAPER_STYLE", "COLUMN_WIDTH_IN", "TEXT_WIDTH_IN", "PlotError"]
+           "validation_scatter", "save", "style",
+           "attach_data", "figure_data", "layout_problems", "PAPER_STYLE", "COLUMN_WIDTH_IN", "TEXT_WIDTH_IN",
+           "PlotError"]

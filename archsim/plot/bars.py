@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.plot._common import PlotError, figure, label, need, style
+from archsim.plot._common import PlotError, attach_data, bottom_legend, figure, label, need, style
 
 __all__ = ["bars"]
 
@@ -53,16 +53,22 @@ def bars(frame: pd.DataFrame, x: str, y: str, hue: str | None = None, *, marker:
             by_group = dict(zip(sub[x], sub[y].astype(float), strict=True))
             xs = pos - 0.4 + step * (i + 0.5)
             ys = np.array([by_group.get(g, math.nan) for g in groups]) / fy
-            rects = ax.bar(xs, ys, width=step * 0.92, label=str(h) if h is not None else y_text, gid=f"bar:{h}")
-            if annotate:
-                ax.bar_label(rects, labels=[f"{v:.3g}" if np.isfinite(v) else "" for v in ys], fontsize=5,
-                             padding=1)
+            ax.bar(xs, ys, width=step * 0.92, label=str(h) if h is not None else y_text, gid=f"bar:{h}")
+            ms = np.full(len(groups), math.nan)
             if marker:
                 by_mark = dict(zip(sub[x], sub[marker].astype(float), strict=True))
                 ms = np.array([by_mark.get(g, math.nan) for g in groups]) / fy
                 ok = np.isfinite(ms)
                 ax.scatter(xs[ok], ms[ok], marker="D", s=10, color="black", zorder=3,
                            label=marker_label if i == 0 else None, gid=f"marker:{h}")
+            if annotate:
+                # Above the bar, or above its marker when that is higher: a label under a marker is unreadable.
+                for xv, yv, mv in zip(xs, ys, ms, strict=True):
+                    if np.isfinite(yv):
+                        top = max(yv, mv) if np.isfinite(mv) else yv
+                        ax.annotate(f"{yv:.3g}", (xv, top), xytext=(0, 4 if np.isfinite(mv) and mv >= yv else 1),
+                                    textcoords="offset points", ha="center", va="bottom", fontsize=5,
+                                    gid=f"value:{h}")
         if reference is not None:
             ax.axhline(reference / fy, color="0.3", linewidth=0.6, linestyle="--", gid="reference")
         ax.set_xticks(pos, [str(g) for g in groups], fontsize=6)
@@ -78,8 +84,14 @@ def bars(frame: pd.DataFrame, x: str, y: str, hue: str | None = None, *, marker:
             lo, hi = ax.get_ylim()
             ax.yaxis.set_major_formatter(plain)
             ax.yaxis.set_minor_formatter(plain if hi / lo < 10 else NullFormatter())
+        if annotate:
+            lo, hi = ax.get_ylim()
+            # room for the value labels: a tenth of the axis more (of its decades on a log axis)
+            ax.set_ylim(lo, hi * max(1.6, (hi / lo) ** 0.12) if logy else hi + 0.1 * (hi - lo))
         if title:
             ax.set_title(title)
         if hue or marker:
-            ax.legend(fontsize=6)
-    return fig
+            handles, texts = ax.get_legend_handles_labels()
+            bottom_legend(fig, handles, texts)  # below the axes: a legend inside covers some bar
+    cols = [c for c in dict.fromkeys(cols) if c in frame.columns]
+    return attach_data(fig, frame[cols].reset_index(drop=True))

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.plot._common import PlotError, figure, style
+from archsim.plot._common import PlotError, attach_data, bottom_legend, figure, freeze_layout, place_labels, style
 
 
 @dataclass(frozen=True)
@@ -94,80 +94,151 @@ def _prefix(values: np.ndarray, unit: str) -> tuple[float, str]:
     return 1.0, unit
 
 
+# A light box behind in-axes labels: they stay legible over ops and ceiling lines.
+_HALO = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75}
+
+
+def placed_flop(op: Any) -> float:
+    """The FLOP an op is placed at on the roofline (its x is this over bytes, its y this over time).
+
+    The one place the plot reads an op's work, so that a result reporting executed next to nominal
+    FLOP changes the placement here only.
+    """
+    return float(op.flop)
+
+
+def run_precision(result: Any) -> str | None:
+    """The precision of the run's workload (``"fp16"``), from the result's provenance; None if unknown."""
+    workload = (getattr(result, "_meta", None) or {}).get("workload") or {}
+    return workload.get("precision")
+
+
+def run_title(result: Any, hardware_name: str | None = None) -> str:
+    """``"resnet50, batch 256, fp16, training"`` over ``"on NVIDIA H200 SXM 141GB"`` (two lines), from the
+    result's provenance; the workload name alone when it has none."""
+    workload = (getattr(result, "_meta", None) or {}).get("workload") or {}
+    name = workload.get("model") or getattr(result, "workload", "")
+    parts = [name]
+    if workload.get("batch") is not None:
+        parts.append(f"batch {workload['batch']}")
+    if workload.get("dtype"):
+        parts.append(str(workload["dtype"]))
+    if workload.get("training"):
+        parts.append("training")
+    hw = hardware_name or getattr(result, "hardware", "")
+    return ", ".join(p for p in parts if p) + (f"\non {hw}" if hw else "")
+
+
+def _for_precision(compute: list[Ceiling], precision: str) -> list[Ceiling]:
+    return [c for c in compute if precision in c.name.rpartition(" ")[2].split("/")]
+
+
 def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: list[str] | None = None,
-             precision: str | None = None, title: str | None = None, style_name: str | None = "paper") -> Any:
+             precision: str | None = None, title: str | None = None, width: str | float = "column",
+             height_in: float | None = None, style_name: str | None = "paper") -> Any:
     """Plot ``result``'s ops on the hierarchical roofline of ``hardware``; returns the figure.
 
-    ``levels`` picks the memory levels to place ops at (default: every level the ops report bytes for
-    that has a ceiling). Ops without FLOP or without bytes at a level are not placed at that level.
-    Ridge points are those of the highest compute ceiling, or of the highest one for ``precision``
-    (e.g. ``"fp16"``: the workload's precision) when given.
+    ``precision`` picks the compute ceilings drawn: ``"fp16"`` draws the fp16 ceilings of every unit
+    (vector and tensor), ``"all"`` every precision; the default is the run's own precision (from the
+    result's provenance; every precision when the result does not say). Ridge points (peak / bandwidth,
+    FLOP/B) are those of the highest drawn ceiling. ``levels`` picks the memory levels to place ops at
+    (default: every level the ops report bytes for that has a ceiling); ops without FLOP or without
+    bytes at a level are not placed there. Labels are placed where they overlap nothing
+    (:func:`~archsim.plot._common.place_labels`); the data is attached for :func:`~archsim.plot.save`
+    (``<stem>.csv``: one row per op and level; ``<stem>.ceilings.csv``).
     """
+    import pandas as pd
+
     roofs = ceilings(hardware, device)
     memory = [c for c in roofs if c.kind == "memory"]
     compute = [c for c in roofs if c.kind == "compute"]
     if not memory or not compute:
         raise PlotError("the hardware has no memory or no compute ceiling to draw")
-    candidates = compute
-    if precision is not None:
-        candidates = [c for c in compute if precision in c.name.rpartition(" ")[2].split("/")]
-        if not candidates:
-            raise PlotError(f"no compute ceiling for precision {precision!r}; ceilings: {[c.name for c in compute]}")
-    top = max(candidates, key=lambda c: c.rate)
+    chosen = precision if precision is not None else run_precision(result)
+    if chosen not in (None, "all"):
+        picked = _for_precision(compute, chosen)
+        if not picked:
+            if precision is not None:
+                raise PlotError(f"no compute ceiling for precision {precision!r}; ceilings: "
+                                f"{[c.name for c in compute]}")
+            picked = compute  # the run's precision has no unit of its own here: show them all
+        compute = picked
+    top = max(compute, key=lambda c: c.rate)
     names = [c.name for c in memory]
-    ops = [o for o in result.ops if o.flop > 0 and o.latency_s > 0]
+    ops = [o for o in result.ops if placed_flop(o) > 0 and o.latency_s > 0]
     placed = levels if levels is not None else [n for n in names if any(o.bytes_by_level.get(n, 0) > 0 for o in ops)]
     unknown = [lv for lv in placed if lv not in names]
     if unknown:
         raise PlotError(f"levels {unknown} have no ceiling; levels: {names}")
     ridges = {c.name: top.rate / c.rate for c in memory}
-    intensities = [o.flop / o.bytes_by_level[lv] for o in ops for lv in placed if o.bytes_by_level.get(lv, 0) > 0]
+    total = sum(o.latency_s for o in ops) or 1.0
+    rows = [{"name": o.name, "phase": o.phase, "kind": o.kind, "level": lv, "flop": placed_flop(o),
+             "bytes": o.bytes_by_level[lv], "intensity_flop_per_byte": placed_flop(o) / o.bytes_by_level[lv],
+             "performance_flop_per_s": placed_flop(o) / o.latency_s, "latency_s": o.latency_s,
+             "time_share": o.latency_s / total, "bound": o.bound}
+            for o in ops for lv in placed if o.bytes_by_level.get(lv, 0) > 0]
+    data = pd.DataFrame(rows, columns=["name", "phase", "kind", "level", "flop", "bytes", "intensity_flop_per_byte",
+                                       "performance_flop_per_s", "latency_s", "time_share", "bound"])
+    intensities = list(data["intensity_flop_per_byte"])
     lo = min([*ridges.values(), *intensities]) / 10
     hi = max([*ridges.values(), *intensities]) * 10
     x = np.geomspace(lo, hi, 256)
     f, unit = _prefix(np.array([c.rate for c in compute]), "FLOP/s")
+    peak = top.rate
+    best_bw = max(c.rate for c in memory)
+    y_lo = min([*(c.rate * lo for c in memory), *data["performance_flop_per_s"]]) / 2
     with style(style_name):
-        fig, (ax,) = figure(1, height_in=2.6)
+        fig, (ax,) = figure(1, width=width, height_in=height_in or 2.8)
         import matplotlib.pyplot as plt
 
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         colour = {c.name: colours[i % len(colours)] for i, c in enumerate(memory)}
-        peak = max(r.rate for r in compute)
         for c in memory:
             ax.plot(x, np.minimum(c.rate * x, peak) / f, color=colour[c.name], label=f"ceiling: {c.name}",
                     gid=f"ceiling:{c.name}")
-        best_bw = max(c.rate for c in memory)
-        for i, c in enumerate(sorted(compute, key=lambda c: -c.rate)):
+        labels = []
+        for c in sorted(compute, key=lambda c: -c.rate):
             ax.plot(x, np.minimum(c.rate, best_bw * x) / f, color="0.3", linestyle="--", linewidth=0.8,
                     label=f"ceiling: {c.name}", gid=f"ceiling:{c.name}")
-            # Neighbouring ceilings are often 2x apart: alternate the label's end of the line so the
-            # labels of close ceilings do not print on top of each other.
-            at = hi if i % 2 == 0 else hi / 40.0
-            ax.annotate(c.name, (at, c.rate / f), xytext=(-2, 2), textcoords="offset points", ha="right",
-                        va="bottom", fontsize=6, color="0.3")
-        for i, c in enumerate(memory):
+            labels.append(ax.annotate(c.name, (hi, c.rate / f), xytext=(-2, 2), textcoords="offset points",
+                                      ha="right", va="bottom", fontsize=6, color="0.3", gid=f"ceiling-label:{c.name}",
+                                      zorder=4, bbox=_HALO))
+        ridge_labels = []
+        for c in memory:
             r = ridges[c.name]
             ax.plot([r], [top.rate / f], marker="o", color=colour[c.name], markersize=3, gid=f"ridge:{c.name}")
-            ax.annotate(f"{r:.3g}", (r, top.rate / f), xytext=(0, -9 if i % 2 == 0 else 4),
-                        textcoords="offset points", ha="center", fontsize=6, color=colour[c.name],
-                        gid=f"ridge-label:{c.name}")
-        total = sum(o.latency_s for o in ops) or 1.0
+            ridge_labels.append(ax.annotate(f"{r:.3g}", (r, top.rate / f), xytext=(0, -4), textcoords="offset points",
+                                            ha="center", va="bottom", fontsize=6, color=colour[c.name],
+                                            gid=f"ridge-label:{c.name}", zorder=4, bbox=_HALO))
         for lv in placed:
-            pts = [(o.flop / o.bytes_by_level[lv], o.flop / o.latency_s, o.latency_s / total)
-                   for o in ops if o.bytes_by_level.get(lv, 0) > 0]
-            if pts:
-                xs, ys, share = (np.array(v) for v in zip(*pts, strict=True))
-                ax.scatter(xs, ys / f, s=8 + 120 * share, color=colour[lv], edgecolor="black", linewidth=0.3,
+            pts = data[data["level"] == lv]
+            if len(pts):
+                ax.scatter(pts["intensity_flop_per_byte"], pts["performance_flop_per_s"] / f,
+                           s=8 + 120 * pts["time_share"], color=colour[lv], edgecolor="black", linewidth=0.3,
                            alpha=0.8, label=f"ops @ {lv}", zorder=3, gid=f"ops:{lv}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B)")
         ax.set_ylabel(f"performance ({unit})")
         ax.set_xlim(lo, hi)
-        ax.set_title(title if title is not None else getattr(result, "workload", ""))
-        handles = [h for h in ax.get_lines() if not h.get_label().startswith("_") and h.get_gid() and
-                   h.get_gid().startswith("ceiling:") and h.get_gid()[8:] in names]
+        # Room above the top roof for its labels (an eighth of the log range), and below the slowest op.
+        ax.set_ylim(y_lo / f, peak / f * max(3.0, (peak / y_lo) ** 0.125))
+        ax.set_title(title if title is not None else run_title(result, getattr(hardware, "name", None)))
+        handles = [h for h in ax.get_lines() if (h.get_gid() or "").startswith("ceiling:") and h.get_gid()[8:] in names]
         handles += [h for h in ax.collections if str(h.get_label()).startswith("ops @")]
-        ax.legend(handles=handles, labels=[h.get_label().removeprefix("ceiling: ") for h in handles],
-                  loc="lower right", fontsize=6)
-    return fig
+        # Below the axes, not over the ops: a legend inside a roofline always covers some point.
+        bottom_legend(fig, handles, [h.get_label().removeprefix("ceiling: ") for h in handles], max_cols=6)
+        for t in [*labels, *ridge_labels]:
+            t.set_in_layout(False)  # placed inside the axes below; must not move the layout
+        along = (0.0, -25.0, -50.0, -80.0, -110.0)
+        place_labels(ax, labels, [[(dx - 2, dy, "right", va) for dx in along for dy, va in ((2, "bottom"), (-2, "top"))]
+                                  for _ in labels])
+        place_labels(ax, ridge_labels, [[(0, 4, "center", "bottom"), (0, -4, "center", "top"), (4, -3, "left", "top"),
+                                         (-4, -3, "right", "top"), (4, 3, "left", "bottom"), (-4, 3, "right", "bottom"),
+                                         (0, -12, "center", "top"), (0, 12, "center", "bottom")]
+                                        for _ in ridge_labels], avoid=labels)
+        freeze_layout(fig)  # the labels were placed for this layout
+    ceilings_frame = pd.DataFrame([{"name": c.name, "kind": c.kind, "rate": c.rate,
+                                    "unit": "B/s" if c.kind == "memory" else "FLOP/s",
+                                    "ridge_flop_per_byte": ridges.get(c.name)} for c in [*memory, *compute]])
+    return attach_data(fig, data, ceilings=ceilings_frame)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.plot._common import PlotError, figure, label, need, ok_rows, style
+from archsim.plot._common import PlotError, attach_data, figure, label, need, ok_rows, style
 
 
 def _filtered(table: pd.DataFrame, where: Mapping[str, Any] | None, columns: list[str]) -> pd.DataFrame:
@@ -33,9 +33,19 @@ def _check_unique(wide: pd.DataFrame, keys: list[str]) -> None:
         raise PlotError(f"several points share each {keys}: the axes {varying} also vary; fix them with where={{...}}")
 
 
+def _quiet_minor_ticks(ax: Any) -> None:
+    """No labels on the minor ticks of a log axis spanning a decade or more: matplotlib labels them
+    (2x10^4, 3x10^4, ...) on short spans, and they print over each other."""
+    from matplotlib.ticker import NullFormatter
+
+    for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() == "log" and min(lim) > 0 and max(lim) / min(lim) >= 10:
+            axis.set_minor_formatter(NullFormatter())
+
+
 def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | None = None, *,
                 where: Mapping[str, Any] | None = None, logx: bool = False, logy: bool = False,
-                style_name: str | None = "paper") -> Any:
+                width: str | float = "column", style_name: str | None = "paper") -> Any:
     """``y`` against axis ``x``, one line per value of ``hue``; ``where`` fixes other axes."""
     cols = [x, y, *([hue] if hue else [])]
     wide = _filtered(table, where, cols)
@@ -43,7 +53,7 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
     x_label, fx = label(x, wide[x])
     y_label, fy = label(y, wide[y])
     with style(style_name):
-        fig, (ax,) = figure(1)
+        fig, (ax,) = figure(1, width=width)
         groups = wide.groupby(hue, sort=True) if hue else [(None, wide)]
         for key, grp in groups:
             grp = grp.sort_values(x)
@@ -61,13 +71,16 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
             ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
+        _quiet_minor_ticks(ax)
         if hue:
             ax.legend(fontsize=6)
-    return fig
+    return attach_data(fig, wide[[c for c in dict.fromkeys(cols)]].sort_values(cols[::-1][-1:] + cols[:1])
+                       .reset_index(drop=True))
 
 
 def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
-            where: Mapping[str, Any] | None = None, annotate: bool = True, style_name: str | None = "paper") -> Any:
+            where: Mapping[str, Any] | None = None, annotate: bool = True, width: str | float = "column",
+            style_name: str | None = "paper") -> Any:
     """``value`` over the grid of axes ``x`` and ``y`` (missing or invalid cells are left blank)."""
     wide = _filtered(table, where, [x, y, value])
     _check_unique(wide, [x, y])
@@ -77,7 +90,7 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
     y_label, fy = label(y, grid.index.to_numpy())
     data = grid.to_numpy(dtype=float) / fv
     with style(style_name):
-        fig, (ax,) = figure(1, height_in=2.8)
+        fig, (ax,) = figure(1, width=width, height_in=2.8)
         mesh = ax.imshow(np.ma.masked_invalid(data), origin="lower", aspect="auto", gid="heatmap")
         ax.set_xticks(range(grid.shape[1]), [f"{v / fx:.3g}" for v in grid.columns], fontsize=6)
         ax.set_yticks(range(grid.shape[0]), [f"{v / fy:.3g}" for v in grid.index], fontsize=6)
@@ -89,12 +102,17 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
         if annotate and data.size <= 100:
             for (i, j), v in np.ndenumerate(data):
                 if np.isfinite(v):
-                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=5, color="white")
-    return fig
+                    # Dark text on light cells, white on dark ones (WCAG relative luminance of the cell).
+                    r, g, b, _ = mesh.cmap(mesh.norm(v))
+                    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=5,
+                            color="black" if lum > 0.4 else "white", gid=f"cell:{i}:{j}")
+    return attach_data(fig, grid.reset_index())
 
 
 def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hue: str | None = None,
-           objectives: Mapping[str, str] | None = None, style_name: str | None = "paper") -> Any:
+           objectives: Mapping[str, str] | None = None, width: str | float = "column",
+           style_name: str | None = "paper") -> Any:
     """Every point of ``x`` against ``y`` with the Pareto front (both minimised unless ``objectives``)."""
     from archsim.sweep.analysis import pareto_front
 
@@ -103,7 +121,7 @@ def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hu
     x_label, fx = label(x, wide[x])
     y_label, fy = label(y, wide[y])
     with style(style_name):
-        fig, (ax,) = figure(1)
+        fig, (ax,) = figure(1, width=width)
         if hue:
             h_label, fh = label(hue, wide[hue])
             for key, grp in wide.groupby(hue, sort=True):
@@ -117,4 +135,5 @@ def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hu
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
         ax.legend(fontsize=6)
-    return fig
+    return attach_data(fig, wide[[c for c in dict.fromkeys([x, y, *([hue] if hue else [])])]].reset_index(drop=True),
+                       front=front.reset_index(drop=True))

@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from archsim.plot._common import PlotError, figure, label, need, style
+from archsim.plot._common import PlotError, attach_data, figure, label, need, style
 
 
 def validation_scatter(frame: pd.DataFrame, predicted: str = "predicted_s", measured: str = "measured_s", *,
-                       hue: str | None = "family", band: float = 2.0, style_name: str | None = "paper") -> Any:
+                       hue: str | None = "family", band: float = 2.0, width: str | float = "column",
+                       style_name: str | None = "paper") -> Any:
     """One point per kernel; the legend gives each group's MAPE, |pred - meas| / meas, in percent.
 
     ``band`` draws the region within a factor ``band`` of the measurement (2: from half to twice).
@@ -27,7 +28,7 @@ def validation_scatter(frame: pd.DataFrame, predicted: str = "predicted_s", meas
     p_label, _ = label(predicted, values, title="predicted")
     lo, hi = values.min() / f / 2, values.max() / f * 2
     with style(style_name):
-        fig, (ax,) = figure(1, height_in=3.0)
+        fig, (ax,) = figure(1, width=width, height_in=3.0)
         line = np.array([lo, hi])
         ax.plot(line, line, color="black", linewidth=0.8, gid="identity", label="_")
         ax.fill_between(line, line / band, line * band, color="0.85", linewidth=0, gid="band",
@@ -45,4 +46,4 @@ def validation_scatter(frame: pd.DataFrame, predicted: str = "predicted_s", meas
         ax.set_xlabel(m_label)
         ax.set_ylabel(p_label)
         ax.legend(fontsize=6, loc="upper left")
-    return fig
+    return attach_data(fig, data.reset_index(drop=True))

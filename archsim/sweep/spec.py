@@ -109,6 +109,7 @@ def load_spec(path: str | Path) -> SweepSpec:
             # A plot is written into --out: a name is a file stem, never a path ("../../x").
             raise SweepError(f"{where}: plots[{i}].name is {plot['name']!r}; allowed: a file name of letters, "
                              "digits, '.', '_' and '-' (no '/' or '..'), written into the output folder")
+        _check_plot(plot, f"{where}: plots[{i}] ({plot['kind']})")
     options = engine_t.get("options", {})
     if not isinstance(options, Mapping):
         raise SweepError(f"{where}: [engine] options must be a table")
@@ -118,6 +119,27 @@ def load_spec(path: str | Path) -> SweepSpec:
                      metrics=sweep_t.get("metrics"), executor=sweep_t.get("executor", "processes"),
                      workers=sweep_t.get("workers"), address=sweep_t.get("address"),
                      chunk_size=sweep_t.get("chunk_size"), plots=[dict(x) for x in plots])
+
+
+def _check_plot(options: Mapping[str, Any], where: str) -> None:
+    """Check a ``[[plots]]`` table against its plot's signature before the sweep runs: a missing or
+    unknown option is an error naming the plot's options, not a TypeError after the last point."""
+    import inspect
+
+    from archsim import plot as plots
+
+    params = dict(inspect.signature(getattr(plots, options["kind"])).parameters)
+    params.pop(next(iter(params)))  # the table
+    params.pop("style_name", None)
+    given = {k for k in options if k not in ("kind", "name")}
+    allowed = ", ".join(params)
+    unknown = sorted(given - set(params))
+    if unknown:
+        raise SweepError(f"{where}: unknown option(s) {', '.join(unknown)}; its options: {allowed}")
+    missing = [n for n, p in params.items() if p.default is inspect.Parameter.empty and n not in given]
+    if missing:
+        raise SweepError(f"{where}: needs {' and '.join(missing)} (output columns of the sweep, e.g. "
+                         f"\"gpu.dram.bandwidth_bytes_per_s\", \"gpu.sm_count\"); its options: {allowed}")
 
 
 def run_spec(spec: SweepSpec, out: str | Path, *, executor: str | None = None, address: str | None = None,

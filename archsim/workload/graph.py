@@ -11,9 +11,9 @@ then the optimizer update. For matrix products the backward pass is two products
 size (data gradient and weight gradient, see :class:`~archsim.workload.ops.Gemm` and
 :class:`~archsim.workload.ops.Conv2d`), so a training step costs about **3x** the forward FLOP (the
 "6N FLOP per token" rule of Kaplan et al., "Scaling Laws for Neural Language Models", 2020, sec. 2.1,
-is the same 2N forward + 4N backward). The data gradient of the first layer is included although
-frameworks skip it (it has no consumer): for ResNet-50 this is ~3% of the forward FLOP. The seed
-gradient of the loss is not modelled.
+is the same 2N forward + 4N backward). The data gradient of a layer fed only by graph inputs (the
+first convolution of an image model, conv1.dX) is left out, as frameworks skip it (nothing consumes
+it; for ResNet-50 it was ~3% of the forward FLOP). The seed gradient of the loss is not modelled.
 """
 
 from __future__ import annotations
@@ -272,6 +272,10 @@ class GraphBuilder:
         spec = TensorSpec((value.tensor.numel // parts,), value.tensor.dtype)
         return tuple(Value(spec, value.producer, value.parts * parts) for _ in range(parts))
 
+    def op_label(self, index: int) -> str:
+        """The label of the ``index``-th op added so far."""
+        return self._ops[index].label
+
     def build(self) -> OpGraph:
         return OpGraph(self.name, tuple(self._ops), tuple(self._edges), tuple(self._inputs), self.batch, self.dtype)
 
@@ -310,7 +314,13 @@ def training_step(graph: OpGraph, optimizer: str = "adam", *, fused_optimizer: b
                 edges.extend(Edge(s, acc) for s in dy)
                 dy = [acc]
         mine = []
+        # An op fed only by graph inputs (the first layer) needs no gradient of its input: nothing consumes
+        # it, and frameworks skip it (PyTorch: the image tensor has requires_grad=False). Data gradients
+        # are the backward ops labelled "<op>.dX".
+        first = not graph.predecessors(i)
         for b in op.backward():
+            if first and b.label == f"{op.label}.dX" and op.param_count():
+                continue
             idx = len(ops)
             ops.append(b)
             mine.append(idx)

@@ -54,6 +54,9 @@ def test_scenario_smoke_matches_golden(name: str, tmp_path: Path, update_golden:
     assert (tmp_path / "summary.json").is_file()
     for fig in out.figures:
         assert (tmp_path / f"{fig}.pdf") in written and (tmp_path / f"{fig}.png") in written
+    # paper-ready: no overlapping or clipped text in any figure (matplotlib's text bounding boxes)
+    problems = {key: archsim.plot.layout_problems(fig) for key, fig in out.figures.items()}
+    assert not {k: v for k, v in problems.items() if v}, problems
     plt.close("all")
     summary = json.loads(json.dumps(out.summary, default=float))
     path = GOLDEN / f"{name}.json"

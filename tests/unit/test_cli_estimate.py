@@ -10,7 +10,10 @@ def test_estimate_table_json_csv(capsys):
     args = ["estimate", "--hw", "gpu/v100-sxm2-16gb", "--model", "resnet18", "--batch", "2", "--dtype", "fp16"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "total latency" in out and "bounds:" in out and "conv1" in out
+    assert "latency" in out and "time by bound:" in out and "energy by component:" in out
+    assert main([*args, "--per-op"]) == 0
+    per_op = capsys.readouterr().out.splitlines()
+    assert len(per_op) == 2 + 68 and any(line.split()[0] == "conv1" for line in per_op[2:])  # title, header, ops
     assert main([*args, "--format", "json"]) == 0
     res = RunResult.from_json(capsys.readouterr().out)
     assert res.latency_s > 0 and json.loads(res.to_json())["engine"] == "roofline"

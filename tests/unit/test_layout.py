@@ -37,6 +37,8 @@ LAYERS: dict[str, float] = {
     "archsim.plot": 7,
     "archsim.sweep": 8,  # the sweep runner (its spec files draw plots)
     "archsim.cli": 9,
+    "archsim.cli_format": 8.5,  # the text archsim.cli prints
+    "archsim.cli_args": 8.5,  # the workload and engine flags of archsim.cli
     "archsim": 10,  # the lazy public namespace
 }
 

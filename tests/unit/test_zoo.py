@@ -131,7 +131,10 @@ def test_every_model_trains_at_about_three_times_its_forward(name):
     # the ~3x rule is about forward + backward; the update is per parameter, not per sample (at batch 2
     # Adam's 15 FLOP per parameter outweighs the MLP's 4 forward FLOP per parameter)
     step = train.total_flop("forward") + train.total_flop("backward")
-    assert 2.8 < step / infer.total_flop() < 3.6
+    # below 3x by the first layer's skipped data gradient: the MLP's dense1 (784 x 512) is ~60% of its
+    # forward FLOP, so its step is ~3 - 0.6 = 2.4x (measured 6,431,970 / 2,678,922 = 2.401); LeNet-5's
+    # c1 ~28%: 2.72x (4,631,152 / 1,704,858 = 2.716)
+    assert 2.3 < step / infer.total_flop() < 3.6
     assert train.total_flop("update") >= 2 * train.param_count()
     for i in range(len(train)):  # topological order
         assert all(p < i for p in train.predecessors(i))

@@ -49,6 +49,10 @@ class Net:
         return self.b.add(BatchNorm(n, c, h, w, self.dtype, batch_stats=self.training, name=name), x)
 
     def act(self, x: Value, fn: str = "relu", name: str = "") -> Value:
+        """``fn`` applied to ``x``; unnamed, it is named after its input's op (``conv1.relu``), so no two
+        activations of a model share the bare kind as their name."""
+        if not name and x.producer is not None:
+            name = f"{self.b.op_label(x.producer)}.{fn}"
         return self.b.add(Elementwise(x.shape, fn, self.dtype, name=name), x)
 
     def pool(self, x: Value, kernel: int, stride: int | None = None, padding: int = 0, mode: str = "max",
@@ -74,12 +78,16 @@ class Net:
     def dropout(self, x: Value, name: str = "") -> Value:
         if not self.training:
             return x
+        if not name and x.producer is not None:
+            name = f"{self.b.op_label(x.producer)}.dropout"
         return self.b.add(Elementwise(x.shape, "dropout", self.dtype, name=name), x)
 
     def add(self, a: Value, b: Value, fn: str = "residual_add", name: str = "",
             shape: tuple[int, ...] | None = None) -> Value:
         """``fn(a, b)``; ``shape`` views ``a`` so that a smaller ``b`` broadcasts (numpy rules)."""
         shape = shape or a.shape
+        if not name and a.producer is not None:
+            name = f"{self.b.op_label(a.producer)}.{fn}"
         shapes = None if a.tensor.numel == b.tensor.numel else (shape, b.shape)
         return self.b.add(Elementwise(shape, fn, self.dtype, operand_shapes=shapes, name=name), a, b)
 

@@ -109,30 +109,30 @@ def vgg16(batch: int = 1, dtype: DType | str = "fp32", training: bool = False, o
 
 def _basic_block(net: Net, x: Value, width: int, stride: int, name: str) -> Value:
     identity = x
-    y = net.act(net.bn(net.conv(x, width, 3, stride, 1, name=f"{name}.conv1"), f"{name}.bn1"))
+    y = net.act(net.bn(net.conv(x, width, 3, stride, 1, name=f"{name}.conv1"), f"{name}.bn1"), name=f"{name}.relu1")
     y = net.bn(net.conv(y, width, 3, 1, 1, name=f"{name}.conv2"), f"{name}.bn2")
     if stride != 1 or x.shape[1] != width:
         identity = net.bn(net.conv(x, width, 1, stride, name=f"{name}.downsample"), f"{name}.downsample_bn")
-    return net.act(net.add(y, identity, name=f"{name}.add"))
+    return net.act(net.add(y, identity, name=f"{name}.add"), name=f"{name}.relu")
 
 
 def _bottleneck(net: Net, x: Value, width: int, stride: int, name: str) -> Value:
     identity = x
     out = width * 4
-    y = net.act(net.bn(net.conv(x, width, 1, name=f"{name}.conv1"), f"{name}.bn1"))
+    y = net.act(net.bn(net.conv(x, width, 1, name=f"{name}.conv1"), f"{name}.bn1"), name=f"{name}.relu1")
     # torchvision's ResNet v1.5: the stride sits on the 3x3 convolution.
-    y = net.act(net.bn(net.conv(y, width, 3, stride, 1, name=f"{name}.conv2"), f"{name}.bn2"))
+    y = net.act(net.bn(net.conv(y, width, 3, stride, 1, name=f"{name}.conv2"), f"{name}.bn2"), name=f"{name}.relu2")
     y = net.bn(net.conv(y, out, 1, name=f"{name}.conv3"), f"{name}.bn3")
     if stride != 1 or x.shape[1] != out:
         identity = net.bn(net.conv(x, out, 1, stride, name=f"{name}.downsample"), f"{name}.downsample_bn")
-    return net.act(net.add(y, identity, name=f"{name}.add"))
+    return net.act(net.add(y, identity, name=f"{name}.add"), name=f"{name}.relu")
 
 
 def _resnet(name: str, blocks: list[int], bottleneck: bool, batch: int, dtype: DType | str, training: bool,
             optimizer: str, image_size: int) -> OpGraph:
     net = Net(name, batch, dtype, training)
     x = net.b.input((batch, 3, image_size, image_size))
-    x = net.act(net.bn(net.conv(x, 64, 7, 2, 3, name="conv1"), "bn1"))
+    x = net.act(net.bn(net.conv(x, 64, 7, 2, 3, name="conv1"), "bn1"), name="relu")
     x = net.pool(x, 3, 2, 1, name="maxpool")
     block = _bottleneck if bottleneck else _basic_block
     for stage, (count, width) in enumerate(zip(blocks, (64, 128, 256, 512), strict=True), start=1):

@@ -41,8 +41,9 @@ def test_roofline_structure(v100, run_result):
     assert set(groups) == {"ops:l2", "ops:dram"}
     sizes = groups["ops:dram"].get_sizes()
     assert sizes[0] > sizes[2] > 0  # gemm1 (20 ms) is drawn larger than gemm2 (6 ms)
-    legend = ax.get_legend()
-    assert legend is not None and {"dram", "l2", "l1", "ops @ dram"} <= {t.get_text() for t in legend.get_texts()}
+    (legend,) = fig.legends  # below the axes, over no op
+    assert {"dram", "l2", "l1", "ops @ dram"} <= {t.get_text() for t in legend.get_texts()}
+    assert plot.layout_problems(fig) == []
 
 
 def test_roofline_rejects_unknown_level(v100, run_result):
@@ -54,28 +55,39 @@ def test_roofline_rejects_unknown_level(v100, run_result):
 def test_breakdown(run_result, by):
     fig = _render(plot.breakdown(run_result, by=by))
     ax_t, ax_e = fig.axes
-    assert ax_t.get_ylabel() == "latency (ms)" and ax_e.get_ylabel() == "energy (J)"
-    note = [t.get_text() for t in ax_e.texts if t.get_gid() == "data-movement"]
+    assert ax_t.get_xlabel() == "latency (ms)" and ax_e.get_xlabel() == "energy (J)"  # horizontal bars
     # energy: compute 1.901 + dram 0.44 + l2 0.24 + static 1.4 = 3.981 J; data movement 0.68 / 3.981 = 17.1%
-    assert note == [f"data movement: {100 * run_result.data_movement_fraction:.1f}% of energy"]
-    assert note[0] == "data movement: 17.1% of energy"
-    assert {t.get_text() for t in ax_e.get_legend().get_texts()} == {"compute", "static", "dram", "l2"}
-    ticks = [t.get_text() for t in ax_t.get_xticklabels()]
-    assert ticks == (["gemm1", "relu1", "gemm2"] if by == "op" else ["run"])
+    assert ax_e.get_title() == "energy by component\ndata movement 17.1%"
+    latency_legend, energy_legend = fig.legends
+    assert {t.get_text() for t in energy_legend.get_texts()} == {"compute", "static", "dram", "l2"}
+    # every legend entry has a coloured swatch
+    assert all(p.get_facecolor()[3] > 0 for p in energy_legend.get_patches())
+    ticks = [t.get_text() for t in ax_t.get_yticklabels()]
+    assert ticks == (["gemm1", "relu1", "gemm2"] if by == "op" else ["toy net"])
+    assert plot.layout_problems(fig) == []
 
 
 def test_breakdown_groups_the_rest(run_result):
     fig = plot.breakdown(run_result, top=1)
-    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["gemm1", "other"]
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["gemm1"]
+    # gemm1 is 20 of the 35 ms of op time: 57%
+    assert fig.axes[0].get_title() == "latency by bound\ntop 1 of 3 ops: 57% of time"
+    data = plot.figure_data(fig)[""]
+    assert set(data["group"]) == {"gemm1", "other"}
 
 
 def test_timeline(run_result):
     fig = _render(plot.timeline(run_result))
     (ax,) = fig.axes
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["dram", "sm"]
+    # resources in natural order from the top down: dram (row 1, on top), then sm (row 0)
+    assert {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()} == {"dram": 1, "sm": 0}
     assert ax.get_xlabel() == "time (ms)"
-    assert len([c for c in ax.collections if (c.get_gid() or "").startswith("busy:")]) == 4
-    assert {t.get_text() for t in ax.get_legend().get_texts()} == {"gemm1", "relu1", "gemm2"}
+    # by phase (the default): every op is forward, one collection per resource
+    assert len([c for c in ax.collections if (c.get_gid() or "").startswith("busy:")]) == 2
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["forward"]
+    by_op = _render(plot.timeline(run_result, color_by="op"))
+    assert {t.get_text() for t in by_op.legends[0].get_texts()} == {"gemm1", "relu1", "gemm2"}
+    assert len([c for c in by_op.axes[0].collections if (c.get_gid() or "").startswith("busy:")]) == 4
     with pytest.raises(PlotError, match="no timeline"):
         plot.timeline(dataclasses.replace(run_result, timeline=(), engine="roofline"))
 
@@ -84,7 +96,7 @@ def test_timeline_of_thousands_of_intervals_draws_one_collection_per_colour(run_
     from archsim.results import TimelineEntry
 
     # 2,000 intervals: 4 resources x 500 back-to-back 1 ms kernels, each its own op label (as in a
-    # multi-step run), so colours repeat (10 in the cycle) and the 2,000 keys get no legend.
+    # multi-step run): coloured by phase (inferred from the resource), one collection per resource.
     resources = ("gpu0.stream0", "gpu0.stream1", "gpu0.copy.h2d", "host.loader0.w0")
     entries = tuple(TimelineEntry(f"k{i}@step{r}", res, i * 1e-3, (i + 1) * 1e-3)
                     for r, res in enumerate(resources) for i in range(500))
@@ -99,9 +111,13 @@ def test_timeline_of_thousands_of_intervals_draws_one_collection_per_colour(run_
         for path in c.get_paths():
             (x0, y0), (x1, y1) = path.vertices.min(axis=0), path.vertices.max(axis=0)
             spans.add((round(x0, 9), round(x1 - x0, 9), round(y0, 9), round(y1 - y0, 9)))
-    rows = {r: i for i, r in enumerate(sorted(resources))}
-    assert spans == {(round(t.start_s * 1e3, 9), 1.0, round(rows[t.resource] - 0.4, 9), 0.8) for t in entries}
-    assert ax.get_legend() is None
+    # first resource on top: gpu0.copy.h2d, gpu0.stream0, gpu0.stream1, host.loader0.w0 from the top down
+    rows = {r: i for i, r in enumerate(reversed(sorted(resources)))}
+    assert spans == {(round(t.start_s * 1e3, 9), 1.0, round(rows[t.resource] - 0.38, 9), 0.76) for t in entries}
+    assert {t.get_text() for t in fig.legends[0].get_texts()} == {"other", "transfer", "data loading"}
+    by_op = plot.timeline(dataclasses.replace(run_result, timeline=entries, latency_s=0.5), color_by="op")
+    keys = [t.get_text() for t in by_op.legends[0].get_texts()]
+    assert len(keys) == 10 and keys[-1] == "other ops"  # 9 busiest ops by name, the rest grey
 
 
 def _table():
@@ -116,11 +132,11 @@ def _table():
 def test_sweep_lines():
     fig = _render(plot.sweep_lines(_table(), x="gpu.dram.bandwidth_bytes_per_s", y="latency_s", hue="gpu.sm_count"))
     (ax,) = fig.axes
-    assert ax.get_xlabel() == "gpu.dram.bandwidth (GB/s)" and ax.get_ylabel() == "latency (ms)"
+    assert ax.get_xlabel() == "DRAM bandwidth (GB/s)" and ax.get_ylabel() == "latency (ms)"
     lines = [line for line in ax.get_lines() if (line.get_gid() or "").startswith("line:")]
     assert len(lines) == 2
     assert np.allclose(lines[0].get_xdata(), [300, 600, 900])
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["gpu.sm count = 40", "gpu.sm count = 80"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["SM count = 40", "SM count = 80"]
     with pytest.raises(PlotError, match="also vary"):
         plot.sweep_lines(_table(), x="gpu.dram.bandwidth_bytes_per_s")
     fixed = plot.sweep_lines(_table(), x="gpu.dram.bandwidth_bytes_per_s", where={"gpu.sm_count": 40})
@@ -130,11 +146,18 @@ def test_sweep_lines():
 def test_heatmap():
     fig = _render(plot.heatmap(_table(), x="gpu.dram.bandwidth_bytes_per_s", y="gpu.sm_count", value="energy_j"))
     ax, bar = fig.axes
-    assert ax.get_xlabel() == "gpu.dram.bandwidth (GB/s)" and ax.get_ylabel() == "gpu.sm count"
+    assert ax.get_xlabel() == "DRAM bandwidth (GB/s)" and ax.get_ylabel() == "SM count"
     assert bar.get_ylabel() == "energy (J)"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["300", "600", "900"]
     (image,) = [im for im in ax.get_images() if im.get_gid() == "heatmap"]
     assert image.get_array().shape == (2, 3)
+    # cell text contrasts with its cell: black on the light (yellow) end of viridis, white on the dark end
+    cells = {t.get_gid(): t for t in ax.texts}
+    values = image.get_array()
+    light = np.unravel_index(np.argmax(values), values.shape)
+    dark = np.unravel_index(np.argmin(values), values.shape)
+    assert cells[f"cell:{light[0]}:{light[1]}"].get_color() == "black"
+    assert cells[f"cell:{dark[0]}:{dark[1]}"].get_color() == "white"
 
 
 def test_pareto_plot():
@@ -167,7 +190,9 @@ def test_save_is_deterministic(tmp_path, run_result, v100):
         fig = plot.roofline(run_result, v100)
         paths.append(plot.save(fig, tmp_path / name))
     for first, second in zip(*paths, strict=True):
-        assert first.suffix in (".pdf", ".png") and first.read_bytes() == second.read_bytes()
+        assert first.suffix in (".pdf", ".png", ".csv") and first.read_bytes() == second.read_bytes()
+    # the data beside the figure: one row per op and level, and the ceilings
+    assert [p.name for p in paths[0]] == ["a.pdf", "a.png", "a.csv", "a.ceilings.csv"]
     pdf = paths[0][0].read_bytes()
     assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf
     assert b"Software" not in paths[0][1].read_bytes()
@@ -176,7 +201,7 @@ def test_save_is_deterministic(tmp_path, run_result, v100):
 def test_paper_style_is_applied(run_result, v100):
     fig = plot.roofline(run_result, v100)
     assert fig.get_figwidth() == pytest.approx(plot.COLUMN_WIDTH_IN)
-    assert "serif" in fig.axes[0].xaxis.label.get_fontfamily()
+    assert fig.axes[0].xaxis.label.get_fontfamily()[0] == "STIXGeneral"  # a serif face, named
 
 
 def test_equal_compute_ceilings_are_drawn_once():
