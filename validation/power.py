@@ -74,7 +74,7 @@ def predict(preset: str, blocks: int, inner_its: int, power_limit_w: float | Non
 
     gpu = load_preset(preset)
     if power_limit_w is not None:
-        gpu = gpu.model_copy(update={"power_limit_w": power_limit_w})
+        gpu = gpu.model_copy(update={"power_limit_w": f"{power_limit_w!r} W"})
     r = archsim.estimate(kernel(blocks, inner_its), gpu)
     op = r.ops[0]
     return r.average_power_w, op.extra["clock_hz"] / 1e6, op.bound

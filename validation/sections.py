@@ -127,6 +127,14 @@ def deepbench_section(folder: Path) -> Section | None:
     return Section("deepbench", DEEPBENCH_TITLE, families, notes)
 
 
+# Power/clock families over their budget, with why and the ceiling they must stay under meanwhile.
+POWER_UNMET: dict[str, tuple[float, str]] = {
+    "clock_l40": (6.5, "6.1 % once the gpu-stream DRAM efficiencies of the accuracy work entered the L40 preset "
+                       "(more DRAM power per point moves the governor's clock); the power fields were fitted "
+                       "before that change and were not refitted"),
+}
+
+
 def power_section(folder: Path) -> Section | None:
     """The gpu-roofline power/clock check on ``folder/gpu_roofline_power_a40_l40.csv``; None when absent."""
     from validation import power
@@ -134,7 +142,9 @@ def power_section(folder: Path) -> Section | None:
     if not (folder / power.DATA_FILE).exists():
         return None
     rs = power.rows(folder)
-    families = [SectionFamily(name, n, mape, budget) for name, n, mape, budget in power.families(rs)]
+    families = [SectionFamily(name, n, mape, budget,
+                              ceiling_pct=POWER_UNMET[name][0] if name in POWER_UNMET else None)
+                for name, n, mape, budget in power.families(rs)]
     worst = max((abs(r.clock_error_pct) for r in rs if (r.gpu, r.device_id) not in power.POWER_LIMIT_W), default=0.0)
     notes = [
         "predicted with the stock presets gpu/a40-48gb and gpu/l40-48gb (archsim.estimate of an explicit Kernel "

@@ -17,7 +17,9 @@ def _gemm(gpu: object, **kw: object) -> archsim.OpResult:
 
 
 def test_fp16_storage_fp32_math_runs_at_fp32_rate_on_p100():
+    # at the boost clock: the power limit (DVFS) is held off so the rate arithmetic below is exact
     p100 = archsim.load_preset("gpu/p100-16gb")
+    p100 = p100.model_copy(update={"power_limit_w": "1 MW"})
     fp32 = _gemm(p100, dtype="fp32")
     mixed = _gemm(p100, dtype="fp16", compute_dtype="fp32")
     half = _gemm(p100, dtype="fp16")

@@ -81,7 +81,7 @@ def test_power_limit_sweep_trades_time_for_power():
     v100 = load_preset("gpu/v100-sxm2-16gb")
     op = archsim.ops.Gemm(8192, 8192, 8192, dtype="fp16")
     limits = [150.0, 200.0, 250.0, 280.0]
-    runs = [archsim.estimate(op, v100.model_copy(update={"power_limit_w": w})) for w in limits]
+    runs = [archsim.estimate(op, v100.model_copy(update={"power_limit_w": f"{w} W"})) for w in limits]
     clocks = [r.ops[0].extra["clock_hz"] for r in runs]
     assert clocks == sorted(clocks) and [r.latency_s for r in runs] == sorted((r.latency_s for r in runs), reverse=True)
     for w, r in zip(limits, runs, strict=True):
@@ -95,7 +95,7 @@ def test_memory_bound_op_keeps_its_time_under_a_tight_limit():
     a40 = load_preset("gpu/a40-48gb")
     op = archsim.ops.Elementwise((1 << 28,), "relu", dtype="fp32")
     free = archsim.estimate(op, a40)
-    tight = archsim.estimate(op, a40.model_copy(update={"power_limit_w": 0.9 * free.average_power_w}))
+    tight = archsim.estimate(op, a40.model_copy(update={"power_limit_w": f"{0.9 * free.average_power_w!r} W"}))
     assert tight.ops[0].extra["power_limited"] == 1.0 and tight.ops[0].bound == "memory:dram"
     assert tight.latency_s == pytest.approx(free.latency_s, rel=1e-9)
     assert tight.energy_j < free.energy_j

@@ -23,22 +23,22 @@ def _with_dispatch(system, op_overhead_s):
 
 
 def test_tiny_gemm_waits_for_the_host(node):
-    # 64x64x64 fp32 GEMM on the H100 of system/h100-node: the kernel itself is ~0.61 us (L2-bound,
-    # 4 blocks of 32x32), plus the GPU's 3 us launch latency and ~0.51 us pipeline fill = 4.12 us on
+    # 64x64x64 fp32 GEMM on the H100 of system/h100-node: the kernel itself is ~0.56 us (L2-bound at sector granularity,
+    # 4 blocks of 32x32), plus the GPU's 3 us launch latency and ~0.51 us pipeline fill = 4.07 us on
     # the device. The Xeon 8480+ host spends efficiency.op_overhead = 10 us dispatching it, and the
     # GPU cannot start before the launch arrives: latency = max(4.12 us, 1 launch x 10 us) = 10 us,
-    # bound "overhead" (exposed overhead 10 - 0.61 = 9.39 us).
+    # bound "overhead" (exposed overhead 10 - 0.56 = 9.44 us).
     op = ops.Gemm(64, 64, 64)
     host = estimate(op, node).ops[0]
     device_only = estimate(op, node, host_dispatch=False).ops[0]
     bare = estimate(op, node.gpu).ops[0]
     assert node.host.efficiency.op_overhead_s == pytest.approx(10e-6)
-    assert device_only.latency_s == bare.latency_s == pytest.approx(4.115e-6, rel=1e-3)
+    assert device_only.latency_s == bare.latency_s == pytest.approx(4.069e-6, rel=1e-3)
     assert host.latency_s == pytest.approx(10e-6, rel=1e-12)
     assert host.bound == "overhead"
     assert host.extra["host_dispatch_s"] == pytest.approx(10e-6, rel=1e-12)
     kernel_s = max(v for k, v in host.time_by_unit_s.items() if k != "overhead")
-    assert kernel_s == pytest.approx(0.6065e-6, rel=1e-3)
+    assert kernel_s == pytest.approx(0.5602e-6, rel=1e-3)
     assert host.time_by_unit_s["overhead"] == pytest.approx(10e-6 - kernel_s, rel=1e-9)
     assert host.latency_s == pytest.approx(kernel_s + host.extra["overhead_s"], rel=1e-12)
     # The host pays the same framework dispatch when it runs the op itself: the GPU is not favoured.

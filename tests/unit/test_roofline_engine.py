@@ -25,7 +25,7 @@ def test_compute_bound_gemm(v100):
     # The power limit is lifted so the clock stays at 1.53 GHz (at 300 W the governor lowers it:
     # test_power_limit_lowers_the_clock).
     op = ops.Gemm(8192, 8192, 8192, dtype="fp16")
-    r = estimate(op, v100.model_copy(update={"power_limit_w": 1e6}))
+    r = estimate(op, v100.model_copy(update={"power_limit_w": "1 MW"}))
     o = r.ops[0]
     per_wave = 2 * 2 * 128 * 128 * 8192 / (1024 * 1.53e9 * 0.9)
     assert o.bound == "compute:tensor"
@@ -42,8 +42,8 @@ def test_power_limit_lowers_the_clock(v100):
     # The same GEMM at a 250 W limit: the boost-clock power (~295 W) exceeds it, so the op runs at
     # the clock whose power is 250 W, and its compute time grows by the clock ratio.
     op = ops.Gemm(8192, 8192, 8192, dtype="fp16")
-    free = estimate(op, v100.model_copy(update={"power_limit_w": 1e6})).ops[0]
-    o = estimate(op, v100.model_copy(update={"power_limit_w": 250.0})).ops[0]
+    free = estimate(op, v100.model_copy(update={"power_limit_w": "1 MW"})).ops[0]
+    o = estimate(op, v100.model_copy(update={"power_limit_w": "250 W"})).ops[0]
     assert free.extra["power_w"] > 250.0 and free.extra["power_limited"] == 0.0
     assert o.bound == "power" and o.extra["power_limited"] == 1.0
     assert o.extra["power_w"] == pytest.approx(250.0, rel=1e-5)

@@ -50,7 +50,7 @@ def test_dispatch_is_host_work_priced_on_the_host():
     host = archsim.load_preset("cpu/epyc-rome-7742")
     # 106,000 instructions / (min(IPC 1.0, issue 6) x 2.25 GHz) = 47.1 us
     assert p.dispatch_s(host) == pytest.approx(106_000 / 2.25e9)
-    fast = host.model_copy(update={"core": host.core.model_copy(update={"clock_hz": 4.5e9})})
+    fast = host.model_copy(update={"core": host.core.model_copy(update={"clock_hz": "4.5 GHz"})})
     assert p.dispatch_s(fast) == pytest.approx(p.dispatch_s(host) / 2)  # a faster host dispatches faster
 
 
@@ -93,7 +93,7 @@ def test_tensorrt_fuses_conv_bn_relu_and_shows_it(node):
     assert len(fused.ops) == 53 + 16 + 2 + 1  # convs, add+relu chains, two pools, the fc GEMM
     hw = node
     frame = archsim.estimate(g, hw, software="tensorrt").to_frame()
-    assert frame.loc[frame["name"] == "conv1", "fused_from"].iloc[0] == "conv1, bn1, elementwise"
+    assert frame.loc[frame["name"] == "conv1", "fused_from"].iloc[0] == "conv1, bn1, relu"
     # intermediates never touch DRAM: the fused graph moves fewer DRAM bytes
     plain = archsim.estimate(g, hw, software="pytorch-eager-amp").to_frame()["dram_bytes"].sum()
     assert frame["dram_bytes"].sum() < 0.7 * plain
@@ -147,22 +147,24 @@ def test_cli_software_flag(capsys):
 def test_estimate_many_equals_estimate_under_a_profile(node):
     g = archsim.zoo.resnet50(batch=1)
     fast = node.model_copy(update={"host": node.host.model_copy(
-        update={"core": node.host.core.model_copy(update={"clock_hz": 4.5e9})})})
+        update={"core": node.host.core.model_copy(update={"clock_hz": "4.5 GHz"})})})
     frame = archsim.estimate_many(g, [node, fast], software="pytorch-eager")
     for i, hw in enumerate((node, fast)):
         one = archsim.estimate(g, hw, software="pytorch-eager")
         assert frame["latency_s"].iloc[i] == pytest.approx(one.latency_s, rel=1e-12)
         assert frame["energy_j"].iloc[i] == pytest.approx(one.energy_j, rel=1e-9)
-    assert frame["latency_s"].iloc[1] < 0.6 * frame["latency_s"].iloc[0]  # host-bound: twice the clock
+    # mostly host-bound: twice the host clock takes ~40 % off (the device part, ~20 % of the step with
+    # the sector-granular traffic and DVFS clocks, does not shrink)
+    assert frame["latency_s"].iloc[1] < 0.65 * frame["latency_s"].iloc[0]
 
 
 def test_software_fields_are_sweep_axes(node):
-    # host-bound batch 1: latency ~ 174 ops x instructions / 2.25 GHz, so halving the instructions
-    # roughly halves the latency
+    # mostly host-bound batch 1: latency ~ 174 ops x instructions / 2.25 GHz plus a device part that
+    # does not shrink, so halving the instructions takes off somewhat less than half
     sweep = archsim.Sweep(node, axes={"software.op_dispatch_instructions": [53_000, 106_000]})
     table = sweep.run(archsim.zoo.resnet50(batch=1), options={"software": "pytorch-eager"}, executor="serial")
     lat = table[table["metric"] == "latency_s"].sort_values("software.op_dispatch_instructions")["value"].to_numpy()
-    assert lat[0] == pytest.approx(lat[1] / 2, rel=0.15)
+    assert lat[1] / 2 < lat[0] < 0.65 * lat[1]
     bad = archsim.Sweep(node, axes={"software.op_dispatch_instrs": [1]}).run(
         archsim.zoo.mlp(batch=1), options={"software": "pytorch-eager"}, executor="serial")
     assert (bad["status"] == "invalid").all() and "no such field" in bad["error"].iloc[0]

@@ -149,7 +149,7 @@ class Coster:
         (``tests/unit/test_gpu_batch.py``) for a fraction of its per-op Python overhead: a
         ResNet-50 training step has ~160 distinct ops. Later :meth:`cost` calls find them cached.
         """
-        from archsim.cost import gpu_batch
+        from archsim.cost import gpu_batch, power
 
         opts = self.options
         todo: dict[tuple[Any, ...], Any] = {}
@@ -164,7 +164,8 @@ class Coster:
                 todo.setdefault(key, op)
         if todo:
             ops_todo = list(todo.values())
-            costs = gpu_batch.cost_many(ops_todo, self._pack("gpu", dev, opts))
+            params = self._pack("gpu", dev, opts)
+            costs = power.apply(gpu_batch.cost_many(ops_todo, params), params, gpu=True)
             self._cache.update(zip(todo, (software_efficiency(op, "gpu", c, opts)
                                           for op, c in zip(ops_todo, costs, strict=True)), strict=True))
 
