@@ -39,7 +39,22 @@ __all__ = ["fuse", "FusedConv2d", "FusedGemm", "FusedElementwise", "fused_names"
 
 
 @dataclass(frozen=True)
-class FusedConv2d(Conv2d):
+class _Epilogue:
+    """The fields and FLOP of an epilogue fused onto a matrix op (mixed in before the op's class, so
+    its fields follow the op's and ``super().flop_breakdown()`` is the op's own)."""
+
+    epilogue_vector_flop: int = 0
+    epilogue_special_flop: int = 0
+    fused: tuple[str, ...] = ()
+
+    def flop_breakdown(self) -> dict[str, int]:
+        b = super().flop_breakdown()  # type: ignore[misc]
+        return breakdown(b["matmul"], b["vector"] + self.epilogue_vector_flop,
+                         b["special"] + self.epilogue_special_flop)
+
+
+@dataclass(frozen=True)
+class FusedConv2d(_Epilogue, Conv2d):
     """A convolution with a fused epilogue (folded batch norm, activation).
 
     Attributes (beyond :class:`Conv2d`'s): ``epilogue_vector_flop`` and ``epilogue_special_flop``,
@@ -47,28 +62,10 @@ class FusedConv2d(Conv2d):
     of the absorbed ops, the convolution first.
     """
 
-    epilogue_vector_flop: int = 0
-    epilogue_special_flop: int = 0
-    fused: tuple[str, ...] = ()
-
-    def flop_breakdown(self) -> dict[str, int]:
-        b = super().flop_breakdown()
-        return breakdown(b["matmul"], b["vector"] + self.epilogue_vector_flop,
-                         b["special"] + self.epilogue_special_flop)
-
 
 @dataclass(frozen=True)
-class FusedGemm(Gemm):
+class FusedGemm(_Epilogue, Gemm):
     """A GEMM with a fused epilogue (bias, activation); fields as :class:`FusedConv2d`."""
-
-    epilogue_vector_flop: int = 0
-    epilogue_special_flop: int = 0
-    fused: tuple[str, ...] = ()
-
-    def flop_breakdown(self) -> dict[str, int]:
-        b = super().flop_breakdown()
-        return breakdown(b["matmul"], b["vector"] + self.epilogue_vector_flop,
-                         b["special"] + self.epilogue_special_flop)
 
 
 @dataclass(frozen=True)
