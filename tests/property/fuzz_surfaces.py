@@ -164,11 +164,83 @@ def plausible_hardware_inputs(draw: st.DrawFn) -> tuple[str, Any]:
     return preset, dump
 
 
+_MISSING = object()
+
+
+def _si_of(text: str) -> tuple[str, float] | None:
+    # The (dimension, SI value) of a unit string, or None when it is no dimensioned quantity.
+    from archsim.units import parse
+
+    for dim in archsim.units.DIMENSIONS:
+        try:
+            return dim, parse(text, dim)
+        except ArchsimError:
+            continue
+    return None
+
+
+def _taken_as_given(given: Any, stored: Any) -> bool:
+    """Whether the validated model holds ``given`` as it was written: a bool stays a bool, a number a
+    number of the same value, a unit string the same quantity, an enum string the same string, None
+    None. Anything else is a silent coercion ("80" read as 80, true as 1 SM, 2.7 as 2, a bare number
+    taken for a bandwidth) that an accepted input must never get."""
+    if isinstance(given, bool) or isinstance(stored, bool):
+        return type(given) is type(stored) and given == stored
+    if given is None or stored is None:
+        return given is stored
+    if isinstance(given, int | float):
+        return isinstance(stored, int | float) and float(given) == float(stored)
+    if isinstance(given, str):
+        if not isinstance(stored, str):
+            return False
+        if given == stored:
+            return True
+        quantity = _si_of(stored)
+        if quantity is None:
+            return False
+        from archsim.units import parse
+
+        try:
+            value = parse(given, quantity[0])
+        except ArchsimError:
+            return False
+        return math.isclose(value, quantity[1], rel_tol=1e-12, abs_tol=0.0)
+    return True  # a table or list: its own leaves are checked where they were written
+
+
+def _coercions(original: Any, data: Any, validated: Any, path: tuple[Any, ...] = ()) -> list[str]:
+    # Every scalar leaf of ``data`` that differs from ``original`` (so the input set it) and that the
+    # validated dump holds differently from how it was written.
+    if isinstance(data, dict):
+        return [c for k, v in data.items() for c in _coercions(original.get(k, _MISSING) if isinstance(original, dict)
+                                                               else _MISSING, v, validated, (*path, k))]
+    if isinstance(data, list):
+        return [c for i, v in enumerate(data) for c in _coercions(
+            original[i] if isinstance(original, list) and i < len(original) else _MISSING, v, validated, (*path, i))]
+    if original is not _MISSING and type(original) is type(data) and original == data:
+        return []
+    stored = _get_or_missing(validated, path)
+    if stored is _MISSING or isinstance(stored, dict | list):
+        return []  # a key the schema dropped is rejected elsewhere; a leaf replaced by a table is built anew
+    return [] if _taken_as_given(data, stored) else [f"{'.'.join(map(str, path))}: {data!r} stored as {stored!r}"]
+
+
+def _get_or_missing(node: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return node
+
+
 def check_hardware(preset: str, data: Any) -> str:
     try:
         hw = validate_hardware(data, preset)
     except ArchsimError as exc:
         return _rejected(exc)
+    coerced = _coercions(_DUMPS[preset], data, hw.model_dump(mode="json"))
+    assert not coerced, f"accepted with silent coercion: {coerced}"
     if preset.startswith("memory/"):
         return "accepted"
     try:
@@ -223,6 +295,8 @@ def check_op(kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         # A missing or extra positional argument of the dataclass itself is Python's own error.
         assert "argument" in str(exc), exc
         return "rejected"
+    coerced = _op_coercions(op, args, kwargs)
+    assert not coerced, f"{kind} accepted with silent coercion: {coerced}"
     if kind == "TensorSpec":
         assert op.numel >= 1 and all(isinstance(d, int) for d in op.shape)
         return "accepted"
@@ -233,6 +307,34 @@ def check_op(kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         return _rejected(exc)
     _finite_positive(res.latency_s, res.energy_j)
     return "accepted"
+
+
+def _op_value_as_given(given: Any, stored: Any) -> bool:
+    # An op holds each argument as written, up to the documented normalisations: a scalar kernel,
+    # stride, padding or dilation of 3 is (3, 3); a grid or block of (2, 3) is (2, 3, 1); a dtype
+    # string is its DType member; a list is a tuple; a scalar grid of 91 is (91, 1, 1).
+    import enum
+
+    if isinstance(stored, enum.Enum):
+        return isinstance(given, str | enum.Enum) and (given == stored or given == stored.value)
+    if isinstance(given, list | tuple):
+        if not isinstance(stored, tuple) or len(stored) < len(given):
+            return False
+        return (all(_op_value_as_given(g, v) for g, v in zip(given, stored, strict=False))
+                and all(v == 1 for v in stored[len(given):]))
+    if isinstance(stored, tuple) and not isinstance(given, str | bool) and given is not None:
+        return bool(stored) and (all(_op_value_as_given(given, v) for v in stored)
+                                 or _op_value_as_given((given,), stored))
+    return _taken_as_given(given, stored)
+
+
+def _op_coercions(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[str]:
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(op) if f.init]
+    given = {**dict(zip(names, args, strict=False)), **kwargs}
+    return [f"{name}={value!r} stored as {getattr(op, name)!r}" for name, value in given.items()
+            if name in names and not _op_value_as_given(value, getattr(op, name))]
 
 
 # --------------------------------------------------------------------------- zoo arguments

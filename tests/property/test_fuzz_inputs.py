@@ -11,6 +11,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
+import archsim
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fuzz_surfaces as fz  # noqa: E402
@@ -72,3 +74,20 @@ def test_sweep_specs(text):
 @given(fz.cli_inputs())
 def test_cli_arguments(argv):
     fz.check_cli(argv)
+
+
+def test_the_coercion_oracle_flags_what_an_accepted_input_must_never_get():
+    # The oracle behind the hardware and op surfaces: an accepted value is held as it was written.
+    assert fz._taken_as_given("3.35 TB/s", "3350000000000.0 B/s")  # the same quantity in SI
+    assert fz._taken_as_given(80, 80) and fz._taken_as_given(2, 2.0) and fz._taken_as_given("lru", "lru")
+    assert not fz._taken_as_given(True, 1)  # `sm_count = true` read as 1 SM
+    assert not fz._taken_as_given("80", 80)  # a string read as a number
+    assert not fz._taken_as_given(2.7, 2)  # truncated
+    assert not fz._taken_as_given(1e12, "1000000000000.0 B/s")  # a bare number taken for a bandwidth
+    assert not fz._taken_as_given("900 GB/s", "800000000000.0 B/s")  # a different quantity
+    assert not fz._taken_as_given(None, 4)  # a None replaced by a default
+    # Ops: the documented normalisations pass, coercions do not.
+    assert fz._op_value_as_given(3, (3, 3)) and fz._op_value_as_given(91, (91, 1, 1))
+    assert fz._op_value_as_given((2, 3), (2, 3, 1)) and fz._op_value_as_given("fp16", archsim.DType.fp16)
+    assert not fz._op_value_as_given((2.7, 3), (2, 3)) and not fz._op_value_as_given("33", (3, 3))
+    assert not fz._op_value_as_given((1.9, 1.9), (1, 1)) and not fz._op_value_as_given(2.5, (2,))
