@@ -43,6 +43,9 @@ def _quiet_minor_ticks(ax: Any) -> None:
             axis.set_minor_formatter(NullFormatter())
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
 def _title(ax: Any, title: str | None) -> None:
     if title:
         ax.set_title(title, fontsize=7)
@@ -61,7 +64,7 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
     with style(style_name):
         fig, (ax,) = figure(1, width=width)
         groups = wide.groupby(hue, sort=True) if hue else [(None, wide)]
-        for key, grp in groups:
+        for i, (key, grp) in enumerate(groups):
             grp = grp.sort_values(x)
             if hue:
                 h_label, fh = label(hue, wide[hue])
@@ -70,7 +73,10 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
                                                                else "")
             else:
                 text = y_label
-            ax.plot(grp[x] / fx, grp[y] / fy, marker="o", label=text, gid=f"line:{key}")
+            # a marker shape per line, each a little smaller than the last: lines that coincide (two SM
+            # counts equally memory-bound) still show every series
+            ax.plot(grp[x] / fx, grp[y] / fy, marker=_MARKERS[i % len(_MARKERS)], markersize=max(2.5, 4.5 - 0.6 * i),
+                    label=text, gid=f"line:{key}")
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
         if logx:
