@@ -372,14 +372,28 @@ def _sweep(args: argparse.Namespace) -> int:
         from archsim.sweep.analysis import best
 
         row = best(table, "latency_s")
-        params = ", ".join(f"{c}={row[c]:g}" if isinstance(row[c], int | float) else f"{c}={row[c]}"
-                           for c in table.columns[1:table.columns.get_loc("status")])
+        params = ", ".join(_axis_value(c, row[c]) for c in table.columns[1:table.columns.get_loc("status")])
         print(f"fastest: point {row['point']} ({params}): {format_si(row['latency_s'], 'time')}")
     print(f"table: {out / 'results.parquet'} (and .csv); store: {out / 'store'}")
     for i, options in enumerate(spec.plots):
         stem = out / options.get("name", f"{i:02d}-{options['kind']}")
         print(f"plot: {stem}.pdf, .png and .csv ({options['kind']})")
     return 0 if counts.get("ok", 0) == len(points) else 1
+
+
+# Unit suffixes of sweep columns -> the dimension format_si writes them in.
+_SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_hz", "frequency"), ("_bytes", "size"), ("_s", "time"),
+                      ("_w", "power"), ("_j", "energy"))
+
+
+def _axis_value(column: str, value: Any) -> str:
+    """``gpu.dram.bandwidth_bytes_per_s``, 5e12 -> ``gpu.dram.bandwidth=5 TB/s``; other columns as they are."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        for suffix, dimension in _SUFFIX_DIMENSIONS:
+            if column.endswith(suffix):
+                return f"{column[:-len(suffix)]}={format_si(float(value), dimension)}"
+        return f"{column}={value:g}"
+    return f"{column}={value}"
 
 
 def _add_sweep(sub: argparse._SubParsersAction) -> None:
@@ -469,7 +483,8 @@ def _plot(args: argparse.Namespace) -> int:
 
         table = pd.read_parquet(source) if source.suffix == ".parquet" else pd.read_csv(source)
         where = dict(_where(w) for w in args.where or ())
-        common = {"width": args.width or "column", "title": args.title}
+        # a sweep spec's table carries its title (model and base hardware) in the parquet file
+        common = {"width": args.width or "column", "title": args.title or table.attrs.get("title")}
         if args.kind == "sweep_lines":
             fig = plot.sweep_lines(table, _need(args, "x"), args.y or "latency_s", hue=args.hue, where=where,
                                    logx=args.logx, logy=args.logy, **common)
@@ -508,8 +523,8 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--width", choices=["column", "text"],
                    help="one column (3.5 in) or the text width (7.16 in); default: column, text for breakdown "
                    "and timeline")
-    p.add_argument("--title", help="the figure's title (default: model, batch, dtype and hardware of a result; "
-                   "none for a sweep table)")
+    p.add_argument("--title", help="the figure's title (default: model, batch, dtype and hardware of a result "
+                   "or of a sweep spec's results.parquet)")
     p.add_argument("--by", default="op", choices=["op", "component"], help="breakdown: bars per op or one bar")
     p.add_argument("--top", type=int, default=10, help="breakdown: ops shown before 'other'")
     p.add_argument("--color-by", default="phase", choices=["phase", "op", "kind", "resource"],

@@ -162,6 +162,7 @@ def run_spec(spec: SweepSpec, out: str | Path, *, executor: str | None = None, a
                           address=(address or spec.address) if chosen == "dask" else None,
                           chunk_size=spec.chunk_size, store=out / "store", resume=resume, progress=progress,
                           evaluator=evaluator)
+        table.attrs["title"] = spec_title(spec)  # kept in the parquet file: `archsim plot` titles with it
         _write_atomic(out / "results.parquet", lambda fh: table.to_parquet(fh, index=False))
         _write_atomic(out / "results.csv", lambda fh: fh.write(table.to_csv(index=False).encode()))
         _plots(spec, table, out)

@@ -98,3 +98,19 @@ def test_sweep_names_its_plots_and_titles_them(tmp_path: Path, capsys: pytest.Ca
     from archsim.sweep.spec import load_spec, spec_title
 
     assert spec_title(load_spec(spec)) == "mlp, batch 8 on NVIDIA H100 SXM5 80GB"
+    # the parquet table keeps that title, so `archsim plot` redraws it titled; the fastest point is in units
+    import pandas as pd
+
+    assert pd.read_parquet(tmp_path / "out" / "results.parquet").attrs["title"] == spec_title(load_spec(spec))
+    assert "fastest: point" in out and "gpu.sm_count=" in out
+    from archsim import plot
+
+    fig = plot.sweep_lines(pd.read_parquet(tmp_path / "out" / "results.parquet"), "gpu.sm_count",
+                           title="given")
+    assert fig.axes[0].get_title() == "given"
+
+
+def test_fastest_point_in_units() -> None:
+    assert cli._axis_value("gpu.dram.bandwidth_bytes_per_s", 5e12) == "gpu.dram.bandwidth=5 TB/s"
+    assert cli._axis_value("gpu.sm_count", 132) == "gpu.sm_count=132"
+    assert cli._axis_value("workload.dtype", "fp16") == "workload.dtype=fp16"
