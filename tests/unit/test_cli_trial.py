@@ -114,3 +114,9 @@ def test_fastest_point_in_units() -> None:
     assert cli._axis_value("gpu.dram.bandwidth_bytes_per_s", 5e12) == "gpu.dram.bandwidth=5 TB/s"
     assert cli._axis_value("gpu.sm_count", 132) == "gpu.sm_count=132"
     assert cli._axis_value("workload.dtype", "fp16") == "workload.dtype=fp16"
+
+
+def test_unknown_preset_suggests_the_ids_it_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["presets", "show", "gpu/h100"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean gpu/h100-pcie-80gb, gpu/h100-sxm5-80gb," in err  # before gpu/mi100, gpu/k80...
