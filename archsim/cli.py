@@ -346,7 +346,8 @@ def _add_software(p: argparse.ArgumentParser) -> None:
     from archsim.software import list_software
 
     p.add_argument("--software", default="none", choices=list_software(),
-                   help="software profile (models/software/): host dispatch, fusion, precision; default none")
+                   help="software profile (models/software/): host dispatch, fusion, precision; it prices host "
+                   "work on a system's host, so pair it with a system preset (--hw system/h100-node); default none")
 
 
 def _sweep(args: argparse.Namespace) -> int:

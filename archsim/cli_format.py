@@ -77,7 +77,11 @@ def _title(result: Any) -> str:
 
 
 def _share(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+    if whole <= 0:
+        return "-"
+    pct = 100 * part / whole
+    # below 1%, two significant digits ("0.079%"), not a "0%" that reads as nothing
+    return f"{pct:.2g}%" if 0 < pct < 0.995 else f"{pct:.0f}%"
 
 
 def _count(n: int, noun: str) -> str:
