@@ -120,3 +120,11 @@ def test_unknown_preset_suggests_the_ids_it_starts(capsys: pytest.CaptureFixture
     assert cli.main(["presets", "show", "gpu/h100"]) == 2
     err = capsys.readouterr().err
     assert "did you mean gpu/h100-pcie-80gb, gpu/h100-sxm5-80gb," in err  # before gpu/mi100, gpu/k80...
+
+
+def test_small_shares_keep_two_digits() -> None:
+    from archsim.cli_format import _share
+
+    # 777 GFLOP/s of 989 TFLOP/s is 0.0786%: "0%" would read as nothing achieved
+    assert _share(777e9, 989e12) == "0.079%"
+    assert _share(11.8e12, 989e12) == "1%" and _share(1.0, 2.0) == "50%" and _share(0.0, 1.0) == "0%"
