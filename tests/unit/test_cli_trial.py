@@ -128,3 +128,23 @@ def test_small_shares_keep_two_digits() -> None:
     # 777 GFLOP/s of 989 TFLOP/s is 0.0786%: "0%" would read as nothing achieved
     assert _share(777e9, 989e12) == "0.079%"
     assert _share(11.8e12, 989e12) == "1%" and _share(1.0, 2.0) == "50%" and _share(0.0, 1.0) == "0%"
+
+
+def test_unnamed_onnx_nodes_get_distinct_names() -> None:
+    pytest.importorskip("onnx")
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    import archsim
+
+    w1 = numpy_helper.from_array(np.zeros((8, 4), np.float32), "w1")
+    w2 = numpy_helper.from_array(np.zeros((4, 2), np.float32), "w2")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["a"]),
+         helper.make_node("MatMul", ["a", "w2"], ["y"])],
+        "unnamed", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])], initializer=[w1, w2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    names = [op.name for op in archsim.from_onnx(model).ops]
+    assert names == ["MatMul_0", "Relu_1", "MatMul_2"]  # was "gemm", "elementwise", "gemm"
+    assert not any(n.name for n in model.graph.node)  # the caller's model is left as it was
