@@ -216,7 +216,7 @@ def _presets_list(args: argparse.Namespace) -> int:
 
 
 def _presets_show(args: argparse.Namespace) -> int:
-    hw = load_preset(args.id)
+    hw = load_hw(args.id)  # a preset id or your own TOML file
     data = hw.model_dump(mode="json")
     print(f"{args.id}: {hw.name} ({_kind(hw)})")
     for line in _lines(data):
@@ -273,7 +273,7 @@ def _add_presets(sub: argparse._SubParsersAction) -> None:
     p_list.add_argument("--kind", choices=["cpu", "gpu", "memory", "pim", "system"], help="only this kind")
     p_list.set_defaults(func=_presets_list)
     p_show = psub.add_parser("show", help="all fields of a preset in human units, with derived peaks")
-    p_show.add_argument("id", help="preset id, e.g. gpu/h100-sxm5-80gb")
+    p_show.add_argument("id", metavar="ID|FILE", help="preset id (gpu/h100-sxm5-80gb) or a TOML file (./my-gpu.toml)")
     p_show.set_defaults(func=_presets_show)
 
 
@@ -309,10 +309,13 @@ def _estimate(args: argparse.Namespace) -> int:
     if args.format == "csv":
         sys.stdout.write(res.to_frame().to_csv(index=False))
         return 0
-    lines = op_table_lines(res) if args.per_op else summary_lines(res, hw, device=args.device)
+    lines = op_table_lines(res) if args.per_op else summary_lines(res, hw, device=args.device,
+                                                                  onnx=args.model.endswith(".onnx"))
     print("\n".join(lines))
     if args.save:
-        print(f"result: {args.save} (redraw with `archsim plot roofline {args.save} --hw {args.hw}`)")
+        redraw = (f"archsim plot timeline {args.save}" if res.timeline
+                  else f"archsim plot roofline {args.save} --hw {args.hw}")
+        print(f"result: {args.save} (redraw with `{redraw}` or `archsim plot breakdown {args.save}`)")
     if args.software and args.software != "none":
         print(f"software {args.software}: host {format_si(res.host_s, 'time')}, device "
               f"{format_si(res.device_s, 'time')}; bound: {res.bound}")
@@ -343,7 +346,8 @@ def _add_software(p: argparse.ArgumentParser) -> None:
     from archsim.software import list_software
 
     p.add_argument("--software", default="none", choices=list_software(),
-                   help="software profile (models/software/): host dispatch, fusion, precision; default none")
+                   help="software profile (models/software/): host dispatch, fusion, precision; it prices host "
+                   "work on a system's host, so pair it with a system preset (--hw system/h100-node); default none")
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -369,11 +373,28 @@ def _sweep(args: argparse.Namespace) -> int:
         from archsim.sweep.analysis import best
 
         row = best(table, "latency_s")
-        params = ", ".join(f"{c}={row[c]:g}" if isinstance(row[c], int | float) else f"{c}={row[c]}"
-                           for c in table.columns[1:table.columns.get_loc("status")])
+        params = ", ".join(_axis_value(c, row[c]) for c in table.columns[1:table.columns.get_loc("status")])
         print(f"fastest: point {row['point']} ({params}): {format_si(row['latency_s'], 'time')}")
     print(f"table: {out / 'results.parquet'} (and .csv); store: {out / 'store'}")
+    for i, options in enumerate(spec.plots):
+        stem = out / options.get("name", f"{i:02d}-{options['kind']}")
+        print(f"plot: {stem}.pdf, .png and .csv ({options['kind']})")
     return 0 if counts.get("ok", 0) == len(points) else 1
+
+
+# Unit suffixes of sweep columns -> the dimension format_si writes them in.
+_SUFFIX_DIMENSIONS = (("_bytes_per_s", "bandwidth"), ("_hz", "frequency"), ("_bytes", "size"), ("_s", "time"),
+                      ("_w", "power"), ("_j", "energy"))
+
+
+def _axis_value(column: str, value: Any) -> str:
+    """``gpu.dram.bandwidth_bytes_per_s``, 5e12 -> ``gpu.dram.bandwidth=5 TB/s``; other columns as they are."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        for suffix, dimension in _SUFFIX_DIMENSIONS:
+            if column.endswith(suffix):
+                return f"{column[:-len(suffix)]}={format_si(float(value), dimension)}"
+        return f"{column}={value:g}"
+    return f"{column}={value}"
 
 
 def _add_sweep(sub: argparse._SubParsersAction) -> None:
@@ -414,7 +435,8 @@ def _roofline(args: argparse.Namespace) -> int:
           f"{format_si(result.energy_j, 'energy')}; data: {', '.join(str(p) for p in written[1:])}")
     from archsim.cli_format import precision_note
 
-    note = precision_note(hw, (result._meta.get("workload") or {}).get("precision"), args.device)
+    note = precision_note(hw, (result._meta.get("workload") or {}).get("precision"), args.device,
+                          onnx=args.model.endswith(".onnx"))
     if note:
         print(note)
     return 0
@@ -452,24 +474,26 @@ def _plot(args: argparse.Namespace) -> int:
             if not args.hw:
                 raise ArchsimError("archsim plot roofline needs --hw (the hardware the result was estimated on)")
             fig = plot.roofline(result, load_hw(args.hw), device=args.device, precision=args.precision,
-                                width=args.width)
+                                width=args.width or "column", title=args.title)
         elif args.kind == "breakdown":
-            fig = plot.breakdown(result, by=args.by, top=args.top)
+            fig = plot.breakdown(result, by=args.by, top=args.top, width=args.width or "text", title=args.title)
         else:
-            fig = plot.timeline(result, color_by=args.color_by)
+            fig = plot.timeline(result, color_by=args.color_by, width=args.width or "text", title=args.title)
     else:
         import pandas as pd
 
         table = pd.read_parquet(source) if source.suffix == ".parquet" else pd.read_csv(source)
         where = dict(_where(w) for w in args.where or ())
+        # a sweep spec's table carries its title (model and base hardware) in the parquet file
+        common = {"width": args.width or "column", "title": args.title or table.attrs.get("title")}
         if args.kind == "sweep_lines":
             fig = plot.sweep_lines(table, _need(args, "x"), args.y or "latency_s", hue=args.hue, where=where,
-                                   logx=args.logx, logy=args.logy)
+                                   logx=args.logx, logy=args.logy, **common)
         elif args.kind == "heatmap":
             fig = plot.heatmap(table, _need(args, "x"), args.y if args.y else _need(args, "y"),
-                               args.value or "latency_s", where=where)
+                               args.value or "latency_s", where=where, **common)
         else:
-            fig = plot.pareto(table, args.x or "latency_s", args.y or "energy_j", hue=args.hue)
+            fig = plot.pareto(table, args.x or "latency_s", args.y or "energy_j", hue=args.hue, **common)
     written = _save_figure(fig, out)
     print(", ".join(str(p) for p in written))
     return 0
@@ -497,10 +521,16 @@ def _add_plot(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hw", metavar="ID|FILE", help="roofline: the hardware of the result")
     p.add_argument("--device", choices=["gpu", "host", "pim"], help="roofline: the device of a system")
     p.add_argument("--precision", help="roofline: compute ceilings to draw (default: the run's)")
-    p.add_argument("--width", default="column", choices=["column", "text"], help="roofline: figure width")
+    p.add_argument("--width", choices=["column", "text"],
+                   help="one column (3.5 in) or the text width (7.16 in); default: column, text for breakdown "
+                   "and timeline")
+    p.add_argument("--title", help="the figure's title (default: model, batch, dtype and hardware of a result "
+                   "or of a sweep spec's results.parquet)")
     p.add_argument("--by", default="op", choices=["op", "component"], help="breakdown: bars per op or one bar")
     p.add_argument("--top", type=int, default=10, help="breakdown: ops shown before 'other'")
-    p.add_argument("--color-by", default="phase", choices=["phase", "op", "resource"], help="timeline colours")
+    p.add_argument("--color-by", default="phase", choices=["phase", "op", "kind", "resource"],
+                   help="timeline colours: phase (forward, backward, update, communication...), the busiest ops, "
+                   "op kinds or resources")
     p.add_argument("--x", help="sweeps: the x column (e.g. gpu.dram.bandwidth_bytes_per_s)")
     p.add_argument("--y", help="sweeps: the y column (default latency_s; heatmap: the second axis)")
     p.add_argument("--hue", help="sweep_lines, pareto: one series per value of this column")

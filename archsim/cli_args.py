@@ -64,8 +64,10 @@ def model_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload (a zoo model and its arguments; `python -c \"import archsim; "
                              "help(archsim.zoo.gpt2)\"` lists a model's)")
+    # the zoo is not imported to build the parser (startup time): an unknown name lists every model
     g.add_argument("--model", required=True, metavar="NAME|FILE.onnx",
-                   help="zoo model (resnet50, bert_base, gpt2, ...) or an ONNX file")
+                   help="zoo model (resnet50, bert_base, gpt2, llama_like, ...; docs/cli.md lists them all) "
+                   "or an ONNX file")
     g.add_argument("--batch", type=int, help="batch size (default: the model's own; an ONNX file's batch dimension)")
     g.add_argument("--dtype", help="element type, e.g. fp16, bf16 (default: the model's own, fp32 for most)")
     g.add_argument("--training", action="store_true", help="a training step (forward, backward, update)")

@@ -44,8 +44,11 @@ def peak_for(hardware: Any, precision: str | None, device: str | None = None) ->
     return best.name, best.rate
 
 
-def precision_note(hardware: Any, precision: str | None, device: str | None = None) -> str | None:
-    """A hint when the run's precision leaves a much faster unit of the device idle (fp32 on Tensor Cores)."""
+def precision_note(hardware: Any, precision: str | None, device: str | None = None, onnx: bool = False) -> str | None:
+    """A hint when the run's precision leaves a much faster unit of the device idle (fp32 on Tensor Cores).
+
+    ``onnx``: the workload came from an ONNX file, whose types the file fixes (``--dtype`` does not apply),
+    so the hint says how to get the faster precision there."""
     if precision is None:
         return None
     mine = peak_for(hardware, precision, device)
@@ -54,8 +57,9 @@ def precision_note(hardware: Any, precision: str | None, device: str | None = No
     for other in ("bf16", "fp16"):
         theirs = peak_for(hardware, other, device)
         if other != precision and theirs is not None and theirs[1] >= 2 * mine[1]:
+            how = (f"an ONNX file exported in {other} would run" if onnx else f"--dtype {other} runs")
             return (f"note: {precision} peaks at {human(mine[1], 'flop_rate')} ({mine[0]}) on this device; "
-                    f"--dtype {other} runs on {theirs[0]} ({human(theirs[1], 'flop_rate')}), as mixed-precision "
+                    f"{how} on {theirs[0]} ({human(theirs[1], 'flop_rate')}), as mixed-precision "
                     "training and inference usually do")
     return None
 
@@ -73,32 +77,58 @@ def _title(result: Any) -> str:
 
 
 def _share(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else "-"
+    if whole <= 0:
+        return "-"
+    pct = 100 * part / whole
+    # below 1%, two significant digits ("0.079%"), not a "0%" that reads as nothing
+    return f"{pct:.2g}%" if 0 < pct < 0.995 else f"{pct:.0f}%"
 
 
-def summary_lines(result: Any, hardware: Any = None, *, device: str | None = None, top: int = 5) -> list[str]:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _rate(rate: float, unit: str) -> str:
+    """Three significant digits, thousands separated: ``1,690,000 samples/s``, ``15,000 samples/s``."""
+    if rate >= 100:
+        return f"{float(f'{rate:.3g}'):,.0f} {unit}"
+    return f"{rate:.3g} {unit}"
+
+
+def summary_lines(result: Any, hardware: Any = None, *, device: str | None = None, top: int = 5,
+                  onnx: bool = False) -> list[str]:
     """The summary ``archsim estimate`` prints: totals, throughput, energy by component, time by bound and
-    phase, the ``top`` slowest ops, and a precision hint."""
+    phase, the ``top`` slowest ops, and a precision hint.
+
+    A data-parallel run holds one copy of every op per GPU: its peak is that of all its GPUs, its time
+    by bound is GPU time summed over them, and each of the slowest ops is listed once."""
     w = result._meta.get("workload") or {}
+    opts = result._meta.get("options") or {}
+    replicas = int((opts.get("data_parallel") or {}).get("gpus") or 1)
     lat, energy = result.latency_s, result.energy_j
-    lines = [f"{_title(result)} on {result.hardware} ({result.engine} engine): {len(result.ops)} ops"]
+    count = _count(len(result.ops), "op") + (f" ({replicas} GPUs x {len(result.ops) // replicas})"
+                                            if replicas > 1 else "")
+    lines = [f"{_title(result)} on {result.hardware} ({result.engine} engine): {count}"]
     rows = [("latency", human(lat, "time")), ("energy", human(energy, "energy"))]
     if lat > 0:
         rows.append(("average power", human(energy / lat, "power")))
         if w.get("batch"):
             # a discrete-event run may hold several steps and several data-parallel replicas
-            opts = result._meta.get("options") or {}
-            replicas = (opts.get("data_parallel") or {}).get("gpus") or 1
             rate = w["batch"] * (opts.get("steps") or 1) * replicas / lat
             unit = "tokens/s" if str(w.get("model", "")).endswith(".decode") else "samples/s"
-            rows.append(("throughput", f"{rate:,.0f} {unit}" if rate >= 100 else f"{rate:.3g} {unit}"))
+            rows.append(("throughput", _rate(rate, unit)))
+            per = "token" if unit == "tokens/s" else "sample"
+            rows.append((f"energy per {per}", human(energy / (rate * lat), "energy")))
         achieved = result.flop / lat
         peak = peak_for(hardware, w.get("precision"), device) if hardware is not None else None
         text = human(achieved, "flop_rate")
         if peak is not None:
-            text += f" ({_share(achieved, peak[1])} of {human(peak[1], 'flop_rate')}, {peak[0]})"
+            across = f" on {replicas} GPUs" if replicas > 1 else ""
+            text += (f" ({_share(achieved, replicas * peak[1])} of {human(replicas * peak[1], 'flop_rate')}, "
+                     f"{peak[0]}{across})")
         rows.append(("achieved", text))
-    rows.append(("work", f"{result.flop:.3g} FLOP"))
+    # FLOP take the SI prefixes of FLOP/s (there is no bare-FLOP unit in archsim.units)
+    rows.append(("work", human(result.flop, "flop_rate").removesuffix("/s") if result.flop > 0 else "0 FLOP"))
     rows.append(("data movement", f"{100 * result.data_movement_fraction:.1f}% of energy"))
     width = max(len(k) for k, _ in rows)
     lines += [f"  {k:<{width}}  {v}" for k, v in rows]
@@ -113,17 +143,22 @@ def summary_lines(result: Any, hardware: Any = None, *, device: str | None = Non
         entry[1] += 1
         by_phase[o.phase] = by_phase.get(o.phase, 0.0) + o.latency_s
     serial = sum(o.latency_s for o in result.ops)
-    lines.append("time by bound: " + ", ".join(
-        f"{b} {human(t, 'time')} ({_share(t, serial)}, {int(n)} ops)"
+    summed = f" (GPU time summed over {replicas} GPUs)" if replicas > 1 else ""
+    lines.append(f"time by bound{summed}: " + ", ".join(
+        f"{b} {human(t, 'time')} ({_share(t, serial)}, {_count(int(n), 'op')})"
         for b, (t, n) in sorted(by_bound.items(), key=lambda kv: -kv[1][0])))
     if len(by_phase) > 1:
-        lines.append("time by phase: " + ", ".join(f"{p} {human(t, 'time')} ({_share(t, serial)})"
-                                                   for p, t in by_phase.items()))
-    slow = sorted(result.ops, key=lambda o: -o.latency_s)[:top]
+        lines.append(f"time by phase{summed}: " + ", ".join(f"{p} {human(t, 'time')} ({_share(t, serial)})"
+                                                            for p, t in by_phase.items()))
+    # a data-parallel run repeats every op per GPU: list each once (names are unique within a replica)
+    distinct = list({o.name: o for o in sorted(result.ops, key=lambda o: o.latency_s)}.values()) \
+        if replicas > 1 else list(result.ops)
+    slow = sorted(distinct, key=lambda o: -o.latency_s)[:top]
     if slow:
-        lines.append(f"slowest {len(slow)} of {len(result.ops)} ops (every op: --per-op):")
+        each = f", each on all {replicas} GPUs" if replicas > 1 else ""
+        lines.append(f"slowest {len(slow)} of {len(distinct)} ops{each} (every op: --per-op):")
         lines += list(_op_rows(slow, indent=2))
-    note = precision_note(hardware, w.get("precision"), device) if hardware is not None else None
+    note = precision_note(hardware, w.get("precision"), device, onnx=onnx) if hardware is not None else None
     if note:
         lines.append(note)
     return lines

@@ -72,7 +72,9 @@ def _preset_path(preset_id: str) -> Path:
     path = models_dir() / f"{preset_id}.toml"
     if not path.is_file():
         known = list_presets()
-        close = difflib.get_close_matches(preset_id, known, n=5, cutoff=0.5)
+        # ids the given one starts (gpu/h100 -> both H100s) first, then the closest spellings
+        starts = [k for k in known if k.startswith(preset_id)]
+        close = list(dict.fromkeys([*starts, *difflib.get_close_matches(preset_id, known, n=5, cutoff=0.5)]))[:5]
         hint = f"; did you mean {', '.join(close)}?" if close else f"; known presets: {', '.join(known)}"
         raise PresetError(f"unknown preset {preset_id!r}{hint}")
     return path

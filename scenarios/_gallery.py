@@ -51,6 +51,7 @@ def figure_types() -> dict[str, Callable[[str], Any]]:
                           data_parallel=archsim.DataParallel(gpus=8))
     table = _sweep_table()
     bw, sm = "gpu.dram.bandwidth_bytes_per_s", "gpu.sm_count"
+    swept = "bert_base, batch 8, fp16 on NVIDIA H100 SXM5 80GB"  # what a sweep spec titles its plots
     speed = pd.DataFrame({"model": ["MLP", "MLP", "CNN", "CNN"], "gpu": ["K80", "P100", "K80", "P100"],
                           "speedup": [2.6, 4.0, 4.0, 10.6], "published": [1.2, 1.5, 4.4, 9.1]})
     val = pd.DataFrame({"family": ["gemm", "gemm", "stream", "stream", "conv"],
@@ -62,9 +63,9 @@ def figure_types() -> dict[str, Callable[[str], Any]]:
         "breakdown_component": lambda w: plot.breakdown(r50, by="component", width=w),
         "timeline": lambda w: plot.timeline(dp, width=w),
         "timeline_by_op": lambda w: plot.timeline(dp, color_by="op", width=w),
-        "sweep_lines": lambda w: plot.sweep_lines(table, bw, "latency_s", hue=sm, width=w),
-        "heatmap": lambda w: plot.heatmap(table, bw, sm, "latency_s", width=w),
-        "pareto": lambda w: plot.pareto(table, hue=sm, width=w),
+        "sweep_lines": lambda w: plot.sweep_lines(table, bw, "latency_s", hue=sm, width=w, title=swept),
+        "heatmap": lambda w: plot.heatmap(table, bw, sm, "latency_s", width=w, title=swept),
+        "pareto": lambda w: plot.pareto(table, hue=sm, width=w, title=swept),
         "bars": lambda w: plot.bars(speed, "model", "speedup", "gpu", marker="published", reference=1.0, logy=True,
                                     width=w),
         "validation_scatter": lambda w: plot.validation_scatter(val, width=w),

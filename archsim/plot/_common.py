@@ -20,7 +20,7 @@ from archsim.errors import ArchsimError
 
 __all__ = ["PAPER_STYLE", "COLUMN_WIDTH_IN", "TEXT_WIDTH_IN", "style", "save", "unit_of", "label",
            "scale_for", "PlotError", "figure", "ok_rows", "need", "attach_data", "figure_data",
-           "layout_problems", "place_labels", "axis_title", "bottom_legend", "settle",
+           "layout_problems", "place_labels", "marker_boxes", "axis_title", "bottom_legend", "settle",
            "freeze_layout"]
 
 PAPER_STYLE = Path(__file__).resolve().with_name("paper.mplstyle")
@@ -140,6 +140,18 @@ def figure_data(fig: Any) -> dict[str, pd.DataFrame]:
     return dict(getattr(fig, "archsim_data", {}) or {})
 
 
+def _extent(text: Any, renderer: Any) -> Any:
+    """A text's window extent with its background box (a label's halo hides what lies under it too)."""
+    from matplotlib.transforms import Bbox
+
+    box = text.get_window_extent(renderer)
+    patch = text.get_bbox_patch()
+    if patch is not None and patch.get_visible():
+        text.update_bbox_position_size(renderer)
+        box = Bbox.union([box, patch.get_window_extent(renderer)])
+    return box
+
+
 def _overlap(a: Any, b: Any, tol: float) -> bool:
     return (min(a.x1, b.x1) - max(a.x0, b.x0) > tol) and (min(a.y1, b.y1) - max(a.y0, b.y0) > tol)
 
@@ -147,7 +159,13 @@ def _overlap(a: Any, b: Any, tol: float) -> bool:
 def _texts(fig: Any) -> list[Any]:
     """Every drawn text of ``fig``: titles, axis labels, visible tick labels, annotations, legends."""
     out: list[Any] = [*fig.texts]
-    for leg in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
+    figures, legends = [fig], list(fig.legends)
+    while figures:  # subfigures (a stacked breakdown) hold their own titles and legends
+        for sub in figures.pop().subfigs:
+            out.extend(sub.texts)
+            legends.extend(sub.legends)
+            figures.append(sub)
+    for leg in [*legends, *(ax.get_legend() for ax in fig.axes)]:
         if leg is not None:
             out.extend(leg.get_texts())
             out.append(leg.get_title())
@@ -174,7 +192,7 @@ def layout_problems(fig: Any, tol_px: float = 0.5, style_name: str | None = "pap
     with style(style_name):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-        boxes = [(t, t.get_window_extent(renderer)) for t in _texts(fig)]
+        boxes = [(t, _extent(t, renderer)) for t in _texts(fig)]
     page = fig.bbox
 
     def outside(box: Any, frame: Any) -> bool:
@@ -215,7 +233,8 @@ def freeze_layout(fig: Any) -> None:
 
 def bottom_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str] | None = None, max_cols: int = 5,
                   fontsize: float = 6) -> Any:
-    """A legend below the axes (never over the data) with as many columns as fit the figure's width."""
+    """A legend below the axes (never over the data) with as many columns as fit the figure's width, its
+    rows filled evenly."""
     labels = list(labels) if labels is not None else [h.get_label() for h in handles]
     legend = None
     for ncols in range(min(max_cols, len(handles)), 0, -1):
@@ -227,32 +246,59 @@ def bottom_legend(fig: Any, handles: Sequence[Any], labels: Sequence[str] | None
         # differences of text widths between the screen and the 300 dpi of a saved file
         spare = 0.02 * fig.bbox.width
         if (box.x0 >= fig.bbox.x0 + spare and box.x1 <= fig.bbox.x1 - spare) or ncols == 1:
+            # as many rows, but balanced: six entries in 3 + 3, not 5 + 1 (a lone entry reads as a note)
+            balanced = -(-len(handles) // -(-len(handles) // ncols))
+            rows = -(-len(handles) // balanced)
+            if balanced < ncols or (rows > 1 and len(handles) == rows * balanced):
+                # matplotlib fills a legend column by column; a full grid is reordered to read row by row
+                order = [r * balanced + c for c in range(balanced) for r in range(rows)] \
+                    if len(handles) == rows * balanced else list(range(len(handles)))
+                legend.remove()
+                legend = fig.legend(handles=[handles[i] for i in order], labels=[labels[i] for i in order],
+                                    loc="outside lower center", ncols=balanced, fontsize=fontsize)
+                settle(fig)
             return legend
         legend.remove()
     return legend
 
 
+def marker_boxes(ax: Any, xs: Sequence[float], ys: Sequence[float], sizes_pt2: Sequence[float]) -> list[Any]:
+    """Display boxes of scatter markers (data coordinates, areas in pt^2 as ``scatter``'s ``s``), for
+    :func:`place_labels` to keep labels off the points."""
+    from matplotlib.transforms import Bbox
+
+    settle(ax.figure)
+    px_per_pt = ax.figure.dpi / 72.0
+    centres = ax.transData.transform(np.column_stack([np.asarray(xs, float), np.asarray(ys, float)]))
+    half = np.sqrt(np.asarray(sizes_pt2, float)) / 2 * px_per_pt
+    return [Bbox([[x - h, y - h], [x + h, y + h]]) for (x, y), h in zip(centres, half, strict=True)]
+
+
 def place_labels(ax: Any, texts: Sequence[Any], candidates: Sequence[Sequence[tuple[float, float, str, str]]],
-                 avoid: Sequence[Any] = ()) -> None:
+                 avoid: Sequence[Any] = (), avoid_boxes: Sequence[Any] = ()) -> None:
     """Move each annotation in ``texts`` to the first of its candidate offsets where it overlaps no
     label placed before it, no text in ``avoid``, and stays inside the axes.
 
     ``candidates[i]`` lists ``(dx_pt, dy_pt, ha, va)`` offsets from the annotated point. A label with no
     free candidate keeps the one that overlaps least (it then shows up in :func:`layout_problems`).
+    ``avoid_boxes`` are display boxes of other things to keep clear of (:func:`marker_boxes`); covering
+    one costs less than covering a label, so a crowded plot still gets every label placed.
     Layout is settled first (one draw), so positions are those of the saved figure.
     """
     fig = ax.figure
     settle(fig)
     renderer = fig.canvas.get_renderer()
-    taken = [t.get_window_extent(renderer) for t in avoid if t.get_visible() and t.get_text().strip()]
+    taken = [_extent(t, renderer) for t in avoid if t.get_visible() and t.get_text().strip()]
     frame = ax.bbox
+
+    def area(box: Any, others: Sequence[Any]) -> float:
+        return sum(max(0.0, min(box.x1, o.x1) - max(box.x0, o.x0)) * max(0.0, min(box.y1, o.y1) - max(box.y0, o.y0))
+                   for o in others)
 
     def cost(box: Any) -> float:
         spill = max(0.0, frame.x0 - box.x0) + max(0.0, box.x1 - frame.x1) + max(0.0, frame.y0 - box.y0) + \
             max(0.0, box.y1 - frame.y1)
-        hit = sum(max(0.0, min(box.x1, o.x1) - max(box.x0, o.x0)) * max(0.0, min(box.y1, o.y1) - max(box.y0, o.y0))
-                  for o in taken)
-        return 1e3 * spill + hit
+        return 1e3 * spill + area(box, taken) + 0.1 * area(box, avoid_boxes)
 
     for text, options in zip(texts, candidates, strict=True):
         best: tuple[float, Any] | None = None
@@ -260,7 +306,7 @@ def place_labels(ax: Any, texts: Sequence[Any], candidates: Sequence[Sequence[tu
             text.set_position((dx, dy))
             text.set_ha(ha)
             text.set_va(va)
-            c = cost(text.get_window_extent(renderer))
+            c = cost(_extent(text, renderer))
             if best is None or c < best[0]:
                 best = (c, (dx, dy, ha, va))
             if c == 0:
@@ -270,7 +316,7 @@ def place_labels(ax: Any, texts: Sequence[Any], candidates: Sequence[Sequence[tu
         text.set_position((dx, dy))
         text.set_ha(ha)
         text.set_va(va)
-        taken.append(text.get_window_extent(renderer))
+        taken.append(_extent(text, renderer))
 
 
 def save(fig: Any, path_stem: str | Path, formats: Sequence[str] = ("pdf", "png"), style_name: str | None = "paper",

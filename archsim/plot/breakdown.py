@@ -29,12 +29,24 @@ def _run_label(result: Any) -> str:
     return ", ".join(parts)
 
 
+# One colour per energy component and per bound in every figure (Okabe & Ito, then Tol's muted
+# palette): arithmetic in blues, static power in greys and yellow, data movement from the core
+# outwards in greens, oranges and reds. Keys not listed take the palette's free colours.
+FIXED_COLOURS = {
+    "compute": "#0072B2", "issue": "#56B4E9", "static": "#777777", "leakage": "#BBBBBB", "clock": "#F0E442",
+    "register": "#332288", "l1": "#009E73", "shared": "#44AA99", "l2": "#E69F00", "l3": "#DDCC77",
+    "noc": "#117733", "dram": "#D55E00", "dram_interface": "#CC6677", "link": "#CC79A7", "pim": "#882255",
+    "compute:tensor": "#0072B2", "compute:vector": "#56B4E9", "compute:special": "#332288",
+    "compute:matrix": "#0072B2", "compute:pim": "#882255", "memory:register": "#332288",
+    "memory:l1": "#009E73", "memory:l1d": "#009E73", "memory:l2": "#E69F00", "memory:l3": "#DDCC77",
+    "memory:dram": "#D55E00", "memory:pim": "#AA4499", "memory:link": "#CC79A7", "overhead": "#999999",
+    "host": "#44AA99", "power": "#F0E442",
+}
+
+
 def _colours(keys: list[str]) -> dict[str, str]:
     """A fixed colour per energy component or bound where one is known, palette colours for the rest."""
-    fixed = {"compute": "#0072B2", "static": "#999999", "register": "#56B4E9", "l1": "#009E73", "shared": "#44AA99",
-             "l2": "#E69F00", "dram": "#D55E00", "link": "#CC79A7", "pim": "#882255",
-             "compute:tensor": "#0072B2", "compute:vector": "#56B4E9", "memory:dram": "#D55E00",
-             "memory:l2": "#E69F00", "memory:l1": "#009E73", "overhead": "#999999"}
+    fixed = FIXED_COLOURS
     free = [c for c in _PALETTE if c not in {fixed[k] for k in keys if k in fixed}]
     out = {}
     for k in keys:
@@ -42,14 +54,34 @@ def _colours(keys: list[str]) -> dict[str, str]:
     return out
 
 
+def run_title(result: Any, wrap: bool = False) -> str:
+    """``"resnet50, batch 64, fp16, training on NVIDIA A100 SXM4 80GB"``: what a per-run figure shows, from
+    the result's provenance (data-parallel GPUs and steps of a discrete-event run included); ``wrap``
+    puts the hardware on a second line (one-column figures)."""
+    w = (getattr(result, "_meta", None) or {}).get("workload") or {}
+    parts = [_run_label(result)]
+    if w.get("training"):
+        parts.append("training")
+    opts = (getattr(result, "_meta", None) or {}).get("options") or {}
+    gpus = (opts.get("data_parallel") or {}).get("gpus")
+    if gpus:
+        parts.append(f"{gpus} GPUs data-parallel")
+    if (opts.get("steps") or 1) > 1:
+        parts.append(f"{opts['steps']} steps")
+    hw = getattr(result, "hardware", "")
+    return ", ".join(parts) + (("\non " if wrap else " on ") + hw if hw else "")
+
+
 def breakdown(result: Any, by: Literal["op", "component"] = "op", *, top: int = 10, width: str | float = "text",
-              style_name: str | None = "paper") -> Any:
+              title: str | None = None, style_name: str | None = "paper") -> Any:
     """Latency and energy, stacked: per op (the ``top`` slowest, the rest as ``other``) or per component.
 
     Latency is split by each op's bound (what limits it), energy by component; the energy panel is
     titled with the run's data-movement share (everything but arithmetic and static energy). Bars are
     horizontal, the slowest op on top; with ``by="component"`` the one bar is named after the run
-    (model, batch, dtype). Each legend sits below its panel, every entry with its colour.
+    (model, batch, dtype). Each legend sits below its panel, every entry with its colour; colours are
+    fixed per component and bound (:data:`FIXED_COLOURS`), so figures compare. The figure's title is
+    ``title`` or the run's model, batch, dtype and hardware (:func:`run_title`).
     """
     if by not in ("op", "component"):
         raise PlotError(f"by={by!r} is not allowed; allowed: 'op', 'component'")
@@ -76,29 +108,50 @@ def breakdown(result: Any, by: Literal["op", "component"] = "op", *, top: int = 
     lat_label, lat_f = label("latency_s", [max(sum(v) for v in zip(*lat.values(), strict=True))])
     en_label, en_f = label("energy_j", [max(sum(v) for v in zip(*energy.values(), strict=True))])
     colour = _colours([*bounds, *comps])
+    serial = sum(o.latency_s for o in result.ops) or 1.0
+    named = 1.0 - sum(o.latency_s for o in rest) / serial
+    note = f"\ntop {len(names)} of {len(result.ops)} ops: {100 * named:.0f}% of time" if rest else ""
+    panels = (("latency by bound" + note, lat, lat_f, lat_label),
+              (f"energy by component\ndata movement {100 * result.data_movement_fraction:.1f}%", energy, en_f,
+               en_label))
+    fig_w = 3.5 if width == "column" else 7.16 if width == "text" else float(width)
+    stacked = fig_w < 5.0  # one column: the panels one above the other, each as wide as the column
     with style(style_name):
+        import matplotlib.pyplot as plt
+
         # Horizontal bars: op names read left to right, slowest on top, whatever their length.
-        fig, (ax_t, ax_e) = figure(2, width=width, height_in=1.5 + 0.15 * len(names))
+        bars_in = 0.15 * len(names)
+        if stacked:
+            legend_rows = [-(-sum(parts[k].sum() > 0 for k in parts) // _legend_columns(len(parts), fig_w * 2))
+                           for _, parts, _, _ in panels]
+            heights = [1.1 + bars_in + 0.12 * r for r in legend_rows]
+            fig = plt.figure(figsize=(fig_w, sum(heights) + 0.25))
+            holders = list(fig.subfigures(2, 1, height_ratios=heights))
+        else:
+            fig = plt.figure(figsize=(fig_w, 1.5 + bars_in))
+            holders = [fig, fig]
+        axes = [holders[0].add_subplot(1, 1, 1) if stacked else fig.add_subplot(1, 2, 1),
+                holders[1].add_subplot(1, 1, 1) if stacked else fig.add_subplot(1, 2, 2)]
         pos = np.arange(len(names))
-        for ax, parts, f, xlabel in ((ax_t, lat, lat_f, lat_label), (ax_e, energy, en_f, en_label)):
+        legends = []
+        for i, (ax, holder, (panel_title, parts, f, xlabel)) in enumerate(zip(axes, holders, panels, strict=True)):
             left = np.zeros(len(names))
             for key, vals in parts.items():
                 ax.barh(pos, vals / f, left=left, label=key, height=0.7, color=colour[key], gid=f"bar:{key}")
                 left += vals / f
-            ax.set_yticks(pos, names if ax is ax_t else [""] * len(names), fontsize=6)
+            ax.set_yticks(pos, names if (stacked or i == 0) else [""] * len(names), fontsize=6)
             ax.set_ylim(len(names) - 0.5, -0.5)
             ax.set_xlabel(xlabel)
             ax.grid(axis="y", visible=False)
+            ax.set_title(panel_title, fontsize=6, gid="data-movement" if i == 1 else None)
             shown = [k for k in parts if parts[k].sum() > 0]
-            # Below the figure, one legend per panel at its side: never over a bar or an axis label.
-            fig.legend(handles=[Patch(facecolor=colour[k], edgecolor="none", label=k) for k in shown], fontsize=6,
-                       loc="outside lower left" if ax is ax_t else "outside lower right", ncols=2)
-        serial = sum(o.latency_s for o in result.ops) or 1.0
-        named = 1.0 - sum(o.latency_s for o in rest) / serial
-        note = f"\ntop {len(names)} of {len(result.ops)} ops: {100 * named:.0f}% of time" if rest else ""
-        ax_t.set_title("latency by bound" + note, fontsize=6)
-        share = result.data_movement_fraction
-        ax_e.set_title(f"energy by component\ndata movement {100 * share:.1f}%", fontsize=6, gid="data-movement")
+            handles = [Patch(facecolor=colour[k], edgecolor="none", label=k) for k in shown]
+            columns = _legend_columns(len(shown), fig_w * 2 if stacked else fig_w)
+            loc = "outside lower center" if stacked else "outside lower left" if i == 0 else "outside lower right"
+            legends.append(holder.legend(handles=handles, fontsize=6, loc=loc, ncols=columns))
+        fig.suptitle(title if title is not None else run_title(result, wrap=stacked), fontsize=7)
+        if not stacked:
+            _under_panels(fig, legends, tuple(axes))
     rows = [{"group": g, "panel": "latency", "part": k, "value": float(v[i]), "unit": "s"}
             for i, g in enumerate(names) for k, v in lat.items()]
     rows += [{"group": g, "panel": "energy", "part": k, "value": float(v[i]), "unit": "J"}
@@ -111,6 +164,26 @@ def breakdown(result: Any, by: Literal["op", "component"] = "op", *, top: int = 
     return attach_data(fig, pd.DataFrame(rows))
 
 
+def _legend_columns(entries: int, width_in: float) -> int:
+    """Columns of a panel's legend: as few rows as fit half of ``width_in`` (about 1 in per column)."""
+    return max(1, min(entries, int(width_in / 2 // 1.05)))
+
+
+def _under_panels(fig: Any, legends: list[Any], axes: tuple[Any, ...]) -> None:
+    """Centre each legend under its panel, tops aligned (constrained layout stacks figure legends at the
+    bottom edge, which leaves the shorter one far below its panel), then keep that layout."""
+    from archsim.plot._common import freeze_layout
+
+    freeze_layout(fig)  # the space the legends reserve at the bottom is kept when they move
+    renderer = fig.canvas.get_renderer()
+    to_fig = fig.transFigure.inverted()
+    top = max(to_fig.transform(leg.get_window_extent(renderer))[1][1] for leg in legends)
+    for leg, ax in zip(legends, axes, strict=True):
+        box = ax.get_position()
+        leg.set_loc("upper center")
+        leg.set_bbox_to_anchor(((box.x0 + box.x1) / 2, top), transform=fig.transFigure)
+
+
 # Fixed colours per phase (Okabe & Ito), so every timeline reads the same: compute phases in blue,
 # orange, green; communication, loading and copies in the remaining hues; never black.
 PHASE_COLOURS = {"forward": "#0072B2", "backward": "#D55E00", "update": "#009E73", "communication": "#CC79A7",
@@ -118,7 +191,8 @@ PHASE_COLOURS = {"forward": "#0072B2", "backward": "#D55E00", "update": "#009E73
 # Categorical colours without black (it reads as an outline) and with grey kept for "other".
 _PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#882255", "#44AA99",
             "#332288")
-_MAX_KEYS = len(_PALETTE)
+# Phases that keep their own colour whatever a timeline is coloured by.
+_APART = ("communication", "data loading", "transfer")
 
 
 def _natural(text: str) -> list[Any]:
@@ -151,15 +225,17 @@ _GROUP_NAMES = {"gpu.stream": "GPU streams", "gpu.copy.h2d": "host-to-GPU copies
 
 
 def timeline(result: Any, *, color_by: Literal["phase", "op", "kind", "resource"] = "phase",
-             width: str | float = "text", style_name: str | None = "paper") -> Any:
+             width: str | float = "text", title: str | None = None, style_name: str | None = "paper") -> Any:
     """Gantt chart of a discrete-event result: one row per resource, one bar per busy interval.
 
     ``color_by``: ``"phase"`` (forward, backward, update, communication, data loading, transfer; fixed
-    colours), ``"op"`` (the 9 busiest ops by name, the rest ``other ops``), ``"kind"`` (conv2d, gemm, ...)
-    or ``"resource"`` (by resource type: every GPU's stream alike, the link apart). The legend names
-    every colour. Bars have no outline, so thousands of short kernels read as blocks, not a barcode.
-    Bars are drawn as one ``broken_barh`` collection per (resource, colour) pair, gid
-    ``busy:<resource>:<key>``. The data (one row per interval, with its key) is attached for
+    colours), ``"op"`` (the busiest ops by name, as many as the palette has free colours, the rest
+    ``other ops``), ``"kind"`` (conv2d, gemm, ...) or ``"resource"`` (by resource type: every GPU's
+    stream alike, the link apart); communication, data loading and transfers keep their phase colour in
+    every mode. The legend names every colour; the title is ``title`` or the run's model, batch, dtype,
+    GPUs and hardware (:func:`run_title`). Bars have no outline, so thousands of short kernels read as
+    blocks, not a barcode. Bars are drawn as one ``broken_barh`` collection per (resource, colour) pair,
+    gid ``busy:<resource>:<key>``. The data (one row per interval, with its key) is attached for
     :func:`~archsim.plot.save`.
     """
     if not result.timeline:
@@ -183,15 +259,25 @@ def timeline(result: Any, *, color_by: Literal["phase", "op", "kind", "resource"
             raw = [kinds.get(t.op, _phase_of(t, phases)) for t in entries]
         else:
             raw = [_resource_group(t.resource) for t in entries]
+        if color_by != "resource":
+            # Communication, loading and copies keep their phase colour and name: they are what a
+            # data-parallel or input-bound timeline is read for, and would else vanish into "other".
+            raw = [k if _phase_of(t, phases) not in _APART else _phase_of(t, phases) for k, t in
+                   zip(raw, entries, strict=True)]
+        apart = [k for k in PHASE_COLOURS if k in _APART and k in set(raw)]
         busy: dict[str, float] = {}
         for k, t in zip(raw, entries, strict=True):
-            busy[k] = busy.get(k, 0.0) + (t.end_s - t.start_s)
+            if k not in apart:
+                busy[k] = busy.get(k, 0.0) + (t.end_s - t.start_s)
         ranked = sorted(busy, key=lambda k: -busy[k])
-        keep = ranked if len(ranked) <= _MAX_KEYS else ranked[:_MAX_KEYS - 1]
+        free = [c for c in _PALETTE if c not in {PHASE_COLOURS[k] for k in apart}]
+        room = len(free)
+        keep = ranked if len(ranked) <= room else ranked[:room - 1]
         other = f"other {color_by}s" if color_by != "kind" else "other kinds"
-        key_of = [k if k in keep else other for k in raw]
-        order = [k for k in keep] + ([other] if len(keep) < len(ranked) else [])
-        colour = {k: _PALETTE[i] for i, k in enumerate(keep)}
+        key_of = [k if k in keep or k in apart else other for k in raw]
+        order = [*keep, *apart] + ([other] if len(keep) < len(ranked) else [])
+        colour = {k: free[i] for i, k in enumerate(keep)}
+        colour.update({k: PHASE_COLOURS[k] for k in apart})
         colour[other] = PHASE_COLOURS["other"]
     resources = sorted({t.resource for t in entries}, key=_natural)
     row = {r: i for i, r in enumerate(reversed(resources))}  # first resource on top
@@ -212,6 +298,8 @@ def timeline(result: Any, *, color_by: Literal["phase", "op", "kind", "resource"
         ax.set_xlim(0, end / f)
         ax.set_ylim(-0.6, len(resources) - 0.4)
         ax.grid(axis="y", visible=False)
+        narrow = (3.5 if width == "column" else 7.16 if width == "text" else float(width)) < 5.0
+        ax.set_title(title if title is not None else run_title(result, wrap=narrow), fontsize=7)
         handles = [Patch(facecolor=colour[k], edgecolor="none", label=k) for k in order]
         bottom_legend(fig, handles)
     data = pd.DataFrame([{"op": t.op, "resource": t.resource, "start_s": t.start_s, "end_s": t.end_s,

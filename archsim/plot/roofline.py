@@ -98,6 +98,12 @@ def _prefix(values: np.ndarray, unit: str) -> tuple[float, str]:
 _HALO = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75}
 
 
+def level_title(name: str) -> str:
+    """A memory level as a reader writes it: ``l1`` -> ``L1``, ``dram`` -> ``DRAM`` (a serif "l1" reads as
+    "11"); other names as they are."""
+    return name.upper() if name in ("l1", "l1d", "l2", "l3", "dram", "hbm", "llc") else name
+
+
 def placed_flop(op: Any) -> float:
     """The FLOP an op is placed at on the roofline (its x is this over bytes, its y this over time).
 
@@ -215,7 +221,7 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
             if len(pts):
                 ax.scatter(pts["intensity_flop_per_byte"], pts["performance_flop_per_s"] / f,
                            s=8 + 120 * pts["time_share"], color=colour[lv], edgecolor="black", linewidth=0.3,
-                           alpha=0.8, label=f"ops @ {lv}", zorder=3, gid=f"ops:{lv}")
+                           alpha=0.8, label=f"ops @ {level_title(lv)}", zorder=3, gid=f"ops:{lv}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B)")
@@ -227,16 +233,22 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
         handles = [h for h in ax.get_lines() if (h.get_gid() or "").startswith("ceiling:") and h.get_gid()[8:] in names]
         handles += [h for h in ax.collections if str(h.get_label()).startswith("ops @")]
         # Below the axes, not over the ops: a legend inside a roofline always covers some point.
-        bottom_legend(fig, handles, [h.get_label().removeprefix("ceiling: ") for h in handles], max_cols=6)
+        bottom_legend(fig, handles, [level_title(h.get_label().removeprefix("ceiling: ")) for h in handles],
+                      max_cols=6)
         for t in [*labels, *ridge_labels]:
             t.set_in_layout(False)  # placed inside the axes below; must not move the layout
         along = (0.0, -25.0, -50.0, -80.0, -110.0)
+        # keep the labels off the ops where a free place exists (they stay above them when none does)
+        from archsim.plot._common import marker_boxes
+
+        points = marker_boxes(ax, data["intensity_flop_per_byte"], data["performance_flop_per_s"] / f,
+                              8 + 120 * data["time_share"])
         place_labels(ax, labels, [[(dx - 2, dy, "right", va) for dx in along for dy, va in ((2, "bottom"), (-2, "top"))]
-                                  for _ in labels])
+                                  for _ in labels], avoid_boxes=points)
         place_labels(ax, ridge_labels, [[(0, 4, "center", "bottom"), (0, -4, "center", "top"), (4, -3, "left", "top"),
                                          (-4, -3, "right", "top"), (4, 3, "left", "bottom"), (-4, 3, "right", "bottom"),
                                          (0, -12, "center", "top"), (0, 12, "center", "bottom")]
-                                        for _ in ridge_labels], avoid=labels)
+                                        for _ in ridge_labels], avoid=labels, avoid_boxes=points)
         freeze_layout(fig)  # the labels were placed for this layout
     ceilings_frame = pd.DataFrame([{"name": c.name, "kind": c.kind, "rate": c.rate,
                                     "unit": "B/s" if c.kind == "memory" else "FLOP/s",

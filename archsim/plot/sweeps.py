@@ -43,10 +43,19 @@ def _quiet_minor_ticks(ax: Any) -> None:
             axis.set_minor_formatter(NullFormatter())
 
 
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def _title(ax: Any, title: str | None) -> None:
+    if title:
+        ax.set_title(title, fontsize=7)
+
+
 def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | None = None, *,
                 where: Mapping[str, Any] | None = None, logx: bool = False, logy: bool = False,
-                width: str | float = "column", style_name: str | None = "paper") -> Any:
-    """``y`` against axis ``x``, one line per value of ``hue``; ``where`` fixes other axes."""
+                width: str | float = "column", title: str | None = None, style_name: str | None = "paper") -> Any:
+    """``y`` against axis ``x``, one line per value of ``hue``; ``where`` fixes other axes; ``title`` names
+    what was swept (a sweep spec's plots get its model and base hardware)."""
     cols = [x, y, *([hue] if hue else [])]
     wide = _filtered(table, where, cols)
     _check_unique(wide, [x, *([hue] if hue else [])])
@@ -55,7 +64,7 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
     with style(style_name):
         fig, (ax,) = figure(1, width=width)
         groups = wide.groupby(hue, sort=True) if hue else [(None, wide)]
-        for key, grp in groups:
+        for i, (key, grp) in enumerate(groups):
             grp = grp.sort_values(x)
             if hue:
                 h_label, fh = label(hue, wide[hue])
@@ -64,7 +73,10 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
                                                                else "")
             else:
                 text = y_label
-            ax.plot(grp[x] / fx, grp[y] / fy, marker="o", label=text, gid=f"line:{key}")
+            # a marker shape per line, each a little smaller than the last: lines that coincide (two SM
+            # counts equally memory-bound) still show every series
+            ax.plot(grp[x] / fx, grp[y] / fy, marker=_MARKERS[i % len(_MARKERS)], markersize=max(2.5, 4.5 - 0.6 * i),
+                    label=text, gid=f"line:{key}")
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
         if logx:
@@ -72,6 +84,7 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
         if logy:
             ax.set_yscale("log")
         _quiet_minor_ticks(ax)
+        _title(ax, title)
         if hue:
             ax.legend(fontsize=6)
     return attach_data(fig, wide[[c for c in dict.fromkeys(cols)]].sort_values(cols[::-1][-1:] + cols[:1])
@@ -80,8 +93,9 @@ def sweep_lines(table: pd.DataFrame, x: str, y: str = "latency_s", hue: str | No
 
 def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
             where: Mapping[str, Any] | None = None, annotate: bool = True, width: str | float = "column",
-            style_name: str | None = "paper") -> Any:
-    """``value`` over the grid of axes ``x`` and ``y`` (missing or invalid cells are left blank)."""
+            title: str | None = None, style_name: str | None = "paper") -> Any:
+    """``value`` over the grid of axes ``x`` and ``y`` (missing or invalid cells are left blank); cells
+    print three significant digits."""
     wide = _filtered(table, where, [x, y, value])
     _check_unique(wide, [x, y])
     grid = wide.pivot(index=y, columns=x, values=value).sort_index().sort_index(axis=1)
@@ -99,20 +113,21 @@ def heatmap(table: pd.DataFrame, x: str, y: str, value: str = "latency_s", *,
         ax.grid(False)
         bar = fig.colorbar(mesh, ax=ax)
         bar.set_label(v_label)
+        _title(ax, title)
         if annotate and data.size <= 100:
             for (i, j), v in np.ndenumerate(data):
                 if np.isfinite(v):
                     # Dark text on light cells, white on dark ones (WCAG relative luminance of the cell).
                     r, g, b, _ = mesh.cmap(mesh.norm(v))
                     lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
-                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=5,
+                    ax.text(j, i, f"{v:#.3g}".rstrip("."), ha="center", va="center", fontsize=5,
                             color="black" if lum > 0.4 else "white", gid=f"cell:{i}:{j}")
     return attach_data(fig, grid.reset_index())
 
 
 def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hue: str | None = None,
            objectives: Mapping[str, str] | None = None, width: str | float = "column",
-           style_name: str | None = "paper") -> Any:
+           title: str | None = None, style_name: str | None = "paper") -> Any:
     """Every point of ``x`` against ``y`` with the Pareto front (both minimised unless ``objectives``)."""
     from archsim.sweep.analysis import pareto_front
 
@@ -134,6 +149,7 @@ def pareto(table: pd.DataFrame, x: str = "latency_s", y: str = "energy_j", *, hu
                    zorder=3, gid="front-points")
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
+        _title(ax, title)
         ax.legend(fontsize=6)
     return attach_data(fig, wide[[c for c in dict.fromkeys([x, y, *([hue] if hue else [])])]].reset_index(drop=True),
                        front=front.reset_index(drop=True))

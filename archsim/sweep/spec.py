@@ -22,7 +22,7 @@ import pandas as pd
 
 from archsim.errors import SweepError
 
-__all__ = ["SweepSpec", "load_spec", "run_spec", "PLOT_KINDS"]
+__all__ = ["SweepSpec", "load_spec", "run_spec", "spec_title", "PLOT_KINDS"]
 
 PLOT_KINDS = ("sweep_lines", "heatmap", "pareto")
 
@@ -162,6 +162,7 @@ def run_spec(spec: SweepSpec, out: str | Path, *, executor: str | None = None, a
                           address=(address or spec.address) if chosen == "dask" else None,
                           chunk_size=spec.chunk_size, store=out / "store", resume=resume, progress=progress,
                           evaluator=evaluator)
+        table.attrs["title"] = spec_title(spec)  # kept in the parquet file: `archsim plot` titles with it
         _write_atomic(out / "results.parquet", lambda fh: table.to_parquet(fh, index=False))
         _write_atomic(out / "results.csv", lambda fh: fh.write(table.to_csv(index=False).encode()))
         _plots(spec, table, out)
@@ -195,12 +196,25 @@ def _write_atomic(path: Path, write: Any) -> None:
         raise SweepError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def spec_title(spec: SweepSpec) -> str:
+    """What a sweep's plots show: ``"bert_base, batch 8, fp16 on NVIDIA H100 SXM5 80GB"`` (the [work]
+    model or op and the [base] hardware); a ``title`` in a [[plots]] table replaces it."""
+    work = dict(spec.work)
+    name = work.get("model") or work.get("op") or "work"
+    parts = [str(name)] + [f"{k.replace('_', ' ')} {work[k]}" for k in ("batch", "seq_len") if work.get(k) is not None]
+    parts += [str(work[k]) for k in ("dtype", "mode") if work.get(k)]
+    if work.get("training"):
+        parts.append("training")
+    return ", ".join(parts) + f" on {getattr(spec.base, 'name', '')}".rstrip()
+
+
 def _plots(spec: SweepSpec, table: pd.DataFrame, out: Path) -> None:
     if spec.plots:
         from archsim import plot as plots
 
         for i, options in enumerate(spec.plots):
             kwargs = {k: v for k, v in options.items() if k not in ("kind", "name")}
+            kwargs.setdefault("title", spec_title(spec))
             try:
                 fig = getattr(plots, options["kind"])(table, **kwargs)
             except TypeError as exc:  # an option the plot does not take

@@ -218,6 +218,9 @@ def from_onnx(path_or_model: Any, *, dims: dict[str, int] | None = None, batch: 
         raise WorkloadError(f"from_onnx: invalid ONNX model: {_one_line(exc)}") from exc
     ctx = _context(onnx, proto)
     nodes = list(proto.graph.node)
+    for idx, node in enumerate(nodes):
+        if not node.name:  # exporters name their nodes; an unnamed one gets its type and position, so no two
+            node.name = f"{node.op_type}_{idx}"  # ops share a name ("gemm", "gemm") in tables and figures
     patterns = _attention_patterns(nodes, ctx)
     absorbed = {i for members, _ in patterns.values() for i in members}
     ops: list[Op] = []
