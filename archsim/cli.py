@@ -12,7 +12,9 @@ Exit codes:
 * 1: done, but some sweep points are ``invalid`` or ``failed`` (or a preset did not load in
   ``presets list``): the table says which and why;
 * 2: bad input (a usage error, a bad preset, spec or option) or an output that cannot be written
-  (a directory or unwritable path as ``-o``, a full disk, a closed pipe); one line on stderr.
+  (a directory or unwritable path as ``-o``, a full disk); one line on stderr;
+* 141: the reader closed the output pipe (``archsim estimate ... | head``): nothing is printed, and
+  the code is the one a shell reports for a tool ended by SIGPIPE (128 + 13).
 """
 
 from __future__ import annotations
@@ -572,19 +574,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        return _output_failed("the reader closed the output pipe")
+        # The reader took what it wanted (``| head``): not an error to report.
+        _silence_stdout()
+        return CLOSED_PIPE
     except OSError as exc:  # inputs are read with their own messages: what is left is output
         where = f" {exc.filename}" if exc.filename else ""
         return _output_failed(f"cannot write the output{where}: {exc.strerror or exc}")
 
 
-def _output_failed(message: str) -> int:
+CLOSED_PIPE = 141
+"""Exit code when the reader closed the output pipe: 128 + SIGPIPE, as a shell reports it."""
+
+
+def _silence_stdout() -> None:
     # Python would print a second traceback when it flushes stdout at exit; point it at /dev/null.
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def _output_failed(message: str) -> int:
+    _silence_stdout()
     try:
         print(f"archsim: error: {message}", file=sys.stderr)
     except OSError:

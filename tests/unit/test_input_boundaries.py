@@ -199,7 +199,8 @@ def test_cli_output_errors_are_one_line(tmp_path):
     os.close(r)  # the reader is gone before the first write
     res = subprocess.run(run, stdout=w, stderr=subprocess.PIPE, env=env, timeout=60)
     os.close(w)
-    assert res.returncode == 2 and res.stderr.decode().strip() == "archsim: error: the reader closed the output pipe"
+    # A closed pipe (`archsim ... | head`) is the reader's choice: silent, 128 + SIGPIPE.
+    assert res.returncode == 141 and res.stderr.decode().strip() == "", res.stderr
 
 
 def test_accepted_inputs_give_finite_results_even_at_extreme_magnitudes():
