@@ -167,14 +167,20 @@ class RunResult:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per op; unit-suffixed columns (``latency_s``, ``dram_bytes``, ``energy_dram_j``)."""
+        """One row per op; unit-suffixed columns (``latency_s``, ``dram_bytes``, ``energy_dram_j``).
+
+        ``flop`` is the FLOP executed and ``flop_nominal`` the op's as defined (see :class:`OpResult`);
+        the engine's own numbers (tile sizes, clock, ``flop_in_tiles``...) follow as further columns,
+        NaN for ops they do not apply to."""
         import pandas as pd
 
         rows = []
         for o in self.ops:
             row: dict[str, Any] = {
                 "name": o.name, "kind": o.kind, "phase": o.phase, "device": o.device,
-                "bound": o.bound, "flop": o.flop, "start_s": o.start_s, "latency_s": o.latency_s,
+                "bound": o.bound, "flop": o.flop,
+                "flop_nominal": o.flop if o.flop_nominal is None else o.flop_nominal,
+                "start_s": o.start_s, "latency_s": o.latency_s,
                 "energy_j": o.energy_j,
             }
             row.update({f"{k}_bytes": v for k, v in o.bytes_by_level.items()})

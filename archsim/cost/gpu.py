@@ -152,7 +152,9 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
                   + extra_vector_flop + zero}
     extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
              "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
-             "flop_executed": k.flop_executed,
+             # FLOP of the whole output tiles the kernel computes (partial tiles run in full): the
+             # tile-quantisation waste; the op's executed FLOP (``flop``) counts only padded channels.
+             "flop_in_tiles": k.flop_executed,
              "blocks": np.ceil(m / k.bm) * np.ceil(n / k.bn) * batch * k.split_k}
     return times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra
 
