@@ -176,22 +176,51 @@ WINOGRAD_TILE = 4
 (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016; cuDNN's
 WINOGRAD_NONFUSED)."""
 
+WINOGRAD_TRANSFORM = WINOGRAD_TILE + 2
+"""Side of the transformed tile (6): every Winograd kernel works on 6 x 6 transformed tiles, so a
+5 x 5 filter runs F(2x2, 5x5) (6 - 5 + 1 = 2 outputs per side, 36 products per 4 outputs instead of
+100: 2.8x fewer multiplies), the variant of Lavin & Gray's F(m x m, r x r) family with the transform
+size of F(4x4, 3x3)."""
+
+WINOGRAD_FILTERS: tuple[tuple[int, int], ...] = ((3, 3), (5, 5))
+"""Filters the Winograd path runs: cuDNN's WINOGRAD_NONFUSED forward algorithm supports 3 x 3 and
+5 x 5 filters at stride 1 and dilation 1 (cuDNN Developer Guide, cudnnConvolutionForward's table of
+supported configurations; DeepBench's V100/P100/T4 logs show cuDNN choosing it for 5 x 5 stride-1
+layers)."""
+
+
+def winograd_applies(op: Any) -> bool:
+    """A forward, ungrouped, stride-1, undilated convolution with a filter of :data:`WINOGRAD_FILTERS`."""
+    return (op.pass_ == "forward" and tuple(op.kernel) in WINOGRAD_FILTERS and op.stride == (1, 1)
+            and op.dilation == (1, 1) and op.groups == 1)
+
+
+def winograd_plan(op: Any) -> tuple[int, int, int]:
+    """(transformed tile side t, output tile side m, tiles) of a Winograd convolution F(m x m, r x r),
+    m = t - r + 1 (t = :data:`WINOGRAD_TRANSFORM`)."""
+    t = WINOGRAD_TRANSFORM
+    m = t - op.kernel[0] + 1
+    tiles = op.batch * -(-op.out_height // m) * -(-op.out_width // m)
+    return t, m, tiles
+
 
 def _winograd(op: Any, p: GPUParams) -> CostArrays:
-    """Non-fused Winograd F(4x4, 3x3): input transform, filter transform, 36 batched GEMMs, output transform.
+    """Non-fused Winograd F(m x m, r x r) on 6 x 6 tiles: input transform, filter transform, 36 batched
+    GEMMs, output transform.
 
-    Multiplies drop from 9 per output to 36/16 = 2.25 (4x); each transform is a streaming kernel that
-    reads a tensor and writes its transformed version (36/16 = 2.25x larger for activations).
+    Multiplies drop from r^2 per output to 36/m^2 (3x3: 2.25, 4x fewer; 5x5: 9, 2.8x fewer); each
+    transform is a streaming kernel that reads a tensor and writes its transformed version (36/m^2
+    times larger for activations).
     """
     from archsim.workload.ops import Gemm
 
-    t = WINOGRAD_TILE + 2
-    tiles = op.batch * -(-op.out_height // WINOGRAD_TILE) * -(-op.out_width // WINOGRAD_TILE)
+    t, _m, tiles = winograd_plan(op)
     c, k = op.in_channels, op.out_channels
     e = elem_bytes(op)
     prec = precision_of(op)
     x_b = op.batch * c * op.height * op.width * e
     y_b = op.batch * k * op.out_height * op.out_width * e
+    w_b = k * c * op.kernel[0] * op.kernel[1] * e
     xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
@@ -199,7 +228,7 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
                 compute_dtype=op.compute_dtype)
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
-        _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b, np.full(p.n, k * c * 9 * e + wt_b)),
+        _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, np.full(p.n, w_b + wt_b)),
         _gemm(gemm, p),
         _stream_raw(op, p, prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, np.full(p.n, yt_b + y_b)),
     ]
@@ -318,10 +347,10 @@ def _conv(op: Any, p: GPUParams) -> CostArrays:
 
 
 def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
-    """Implicit GEMM, or for a 3x3 stride-1 forward convolution the faster of it and Winograd."""
+    """Implicit GEMM, or where Winograd applies (3x3 or 5x5, stride 1: :func:`winograd_applies`) the
+    faster of it and Winograd."""
     direct = _implicit_gemm(op, p)
-    if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
-            and op.groups == 1):
+    if winograd_applies(op):
         return _pick(direct, _winograd(op, p))
     return direct
 

@@ -228,10 +228,9 @@ class _Planner:
         return build
 
     def _plan_algorithms(self, op: Any) -> Any:
-        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (3x3, stride 1)."""
+        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (gpu.winograd_applies)."""
         direct = self._plan_implicit(op)
-        if (op.pass_ == "forward" and op.kernel == (3, 3) and op.stride == (1, 1) and op.dilation == (1, 1)
-                and op.groups == 1):
+        if gc.winograd_applies(op):
             parts = self._plan_winograd(op)
 
             def pick() -> CostArrays:
@@ -264,19 +263,18 @@ class _Planner:
         from archsim.workload.ops import Gemm
 
         p = self.p
-        t = gc.WINOGRAD_TILE + 2
-        tiles = op.batch * -(-op.out_height // gc.WINOGRAD_TILE) * -(-op.out_width // gc.WINOGRAD_TILE)
+        t, _m, tiles = gc.winograd_plan(op)
         c, k = op.in_channels, op.out_channels
         e = elem_bytes(op)
         prec = precision_of(op)
         x_b = op.batch * c * op.height * op.width * e
         y_b = op.batch * k * op.out_height * op.out_width * e
+        w_b = k * c * op.kernel[0] * op.kernel[1] * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
         gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
                     compute_dtype=op.compute_dtype)
         s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
-        s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, k * c * 9 * e, wt_b,
-                              dram=np.full(p.n, k * c * 9 * e + wt_b))
+        s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
         g = self._plan_gemm(gemm)
         s3 = self._stream_req(prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, dram=np.full(p.n, yt_b + y_b))
         return [lambda: self.named(s1.result, op), lambda: self.named(s2.result, op),

@@ -27,6 +27,24 @@ def test_winograd_reports_its_executed_flop():
     assert r.flop_nominal / r.latency_s > gpu.best_peak_flop_per_s("fp32")
 
 
+def test_winograd_5x5_runs_f2x2_on_6x6_tiles():
+    # DeepBench's N16 C512 14x14 K48 5x5 stride-1 layer, fp32 on a V100 (cuDNN chose WINOGRAD_NONFUSED).
+    # F(2x2, 5x5): 14 / 2 = 7 x 7 output tiles per image, 16 x 49 = 784 tiles; 36 batched GEMMs of
+    # 784 x 48 x 512 = 2 x 784 x 48 x 512 x 36 = 1.387 GFLOP, plus 36 FLOP per transformed element of the
+    # input (784 x 512 x 36), filter (48 x 512 x 36) and output (784 x 48 x 36) transforms = 0.601 GFLOP;
+    # nominal 2 x 16 x 14 x 14 x 48 x 512 x 25 = 3.854 GFLOP.
+    v100 = archsim.load_preset("gpu/v100-sxm2-16gb")
+    r = archsim.estimate(ops.Conv2d(16, 512, 48, 14, 14, kernel=5, padding=2), v100).ops[0]
+    assert r.extra["winograd"] == 1.0
+    assert r.flop_nominal == 2 * 16 * 14 * 14 * 48 * 512 * 25
+    gemm = 2 * 784 * 48 * 512 * 36
+    transforms = 36 * (784 * 512 * 36 + 48 * 512 * 36 + 784 * 48 * 36)
+    assert r.flop == pytest.approx(gemm + transforms)
+    # Stride 2: no Winograd (cuDNN's WINOGRAD_NONFUSED is stride 1 only).
+    strided = archsim.estimate(ops.Conv2d(16, 512, 48, 14, 14, kernel=5, padding=2, stride=2), v100).ops[0]
+    assert strided.extra.get("winograd") != 1.0
+
+
 def test_tensor_core_channel_padding_is_executed():
     # C = 3 input channels on a V100 in fp16: padded to 8 for the Tensor Cores, so 8/3 of the MACs run.
     v100 = archsim.load_preset("gpu/v100-sxm2-16gb")

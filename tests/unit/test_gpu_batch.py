@@ -44,6 +44,7 @@ OPS = [
     ops.Gemm(512, 3072, 768, dtype="fp16", weight=True, batch=4),
     ops.Conv2d(8, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16"),
     ops.Conv2d(8, 3, 64, 224, 224, kernel=(7, 7), stride=(2, 2), padding=(3, 3), dtype="fp32"),
+    ops.Conv2d(16, 512, 48, 14, 14, kernel=(5, 5), padding=(2, 2), dtype="fp32"),  # Winograd F(2x2, 5x5)
     ops.Conv2d(4, 32, 32, 28, 28, kernel=(3, 3), padding=(1, 1), groups=32, dtype="fp16"),
     ops.Gemv(4096, 4096, dtype="fp16"),
     ops.Elementwise((32, 64, 56, 56), fn="relu", dtype="fp16"),

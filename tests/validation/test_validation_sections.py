@@ -42,8 +42,8 @@ def test_deepbench_budgets():
             assert f.mape_pct <= f.budget_pct or f.family in sections.DEEPBENCH_UNMET, f
     # P100 half precision is fp16 storage with fp32 math.
     assert fams["p100/gemm_fp16_fp32math"].n == 160 and "p100/gemm_fp16" not in fams
-    # The V100 must not get worse.
-    assert fams["v100/gemm_all"].mape_pct <= 11.3 and fams["v100/conv_fwd_all"].mape_pct <= 24.2
+    # The V100 must not get worse (10.9 % and 19.8 % when Winograd F(2x2, 5x5) landed; both within budget).
+    assert fams["v100/gemm_all"].mape_pct <= 11.0 and fams["v100/conv_fwd_all"].mape_pct <= 19.9
     for fam, (ceiling, why) in sections.DEEPBENCH_UNMET.items():
         assert fams[fam].budget_pct < ceiling and why, fam
         assert fams[fam].mape_pct <= ceiling, fams[fam]
