@@ -25,6 +25,7 @@ from archsim.cost import (
     LINK_KINDS,
     CostArrays,
     CostOptions,
+    OpCost,
     op_cost_arrays,
     resolve_device,
     role_params,
@@ -172,24 +173,48 @@ def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
 
 def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False) -> RunResult:
     """Estimate ``work`` (an op or an OpGraph) on ``hardware`` (a device or a System)."""
-    ops, costs, total, energy, name = _run(work, [hardware], options, overlap)
-    results = []
+    if overlap:
+        ops, costs, total, energy, name = _run(work, [hardware], options, overlap)
+    else:
+        ops, _, name = work_ops(work)
+        costs = _Coster([hardware], options).cost_all(ops)
     # Equal ops share one CostArrays: convert each to floats once; every op gets its own dicts.
-    seen: dict[int, Any] = {}
-    for op, c in zip(ops, costs, strict=True):
-        oc = seen.get(id(c))
-        if oc is None:
-            oc = seen[id(c)] = c.at(0, "", "")
-        results.append(OpResult(
-            name=op.label, kind=oc.kind, phase=op.phase, device=oc.device, flop=oc.flop,
-            flop_nominal=oc.flop_nominal,
-            bytes_by_level=dict(oc.bytes_by_level), time_by_unit_s=dict(oc.time_by_unit_s), bound=oc.bound,
-            latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=dict(oc.energy_breakdown_j),
-            extra={**oc.extra, "launches": oc.launches, "overhead_s": oc.overhead_s}))
-    breakdown = {k: float(v[0]) for k, v in energy.items()}
-    return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=float(total[0]),
-                     energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=tuple(results),
+    seen: dict[int, OpCost] = {}
+    for c in costs:
+        if id(c) not in seen:
+            seen[id(c)] = c.at(0, "", "")
+    points = [seen[id(c)] for c in costs]
+    if overlap:
+        latency = float(total[0])
+        breakdown = {k: float(v[0]) for k, v in energy.items()}
+    else:
+        # One point: the sums of _run in Python floats, added in the same order (an IEEE double add
+        # is the same operation on a float as on a one-element array, so the bits are the same).
+        latency = functools.reduce(operator.add, [oc.latency_s for oc in points])
+        parts: dict[str, list[float]] = {}
+        for oc in points:
+            for k, v in oc.energy_breakdown_j.items():
+                parts.setdefault(k, []).append(v)
+        breakdown = {k: functools.reduce(operator.add, v) for k, v in parts.items()}
+    results = tuple([_op_result(op, oc) for op, oc in zip(ops, points, strict=True)])
+    return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=latency,
+                     energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=results,
                      _meta=_meta(hardware, options, overlap))
+
+
+def _op_result(op: Any, oc: OpCost) -> OpResult:
+    """The OpResult of ``op`` from its one-point cost (own dicts: results of equal ops share none).
+
+    Built as the frozen dataclass's ``__init__`` would, without its per-field ``object.__setattr__``
+    (a graph builds hundreds per estimate); every field is given."""
+    out = object.__new__(OpResult)
+    out.__dict__.update(
+        name=op.label, kind=oc.kind, phase=op.phase, device=oc.device, flop=oc.flop,
+        bytes_by_level=dict(oc.bytes_by_level), time_by_unit_s=dict(oc.time_by_unit_s), bound=oc.bound,
+        latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=dict(oc.energy_breakdown_j), start_s=0.0,
+        extra={**oc.extra, "launches": oc.launches, "overhead_s": oc.overhead_s}, flop_nominal=oc.flop_nominal,
+        fused=())
+    return out
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:
