@@ -159,3 +159,34 @@ def test_op_results_are_complete_and_own_their_dicts(v100):
     for o in res.ops:
         total = total + o.latency_s
     assert res.latency_s == total
+
+
+def test_estimator_reuses_op_costs_and_gives_the_same_bits(v100):
+    # An Estimator's cache never changes a result: inference, then training (its forward ops are
+    # the inference ops, costed once), then both again and with overlap, all equal to estimate().
+    import dataclasses
+
+    from archsim.engines import Estimator
+    from archsim.engines import roofline as rf
+    from archsim.workload import zoo
+
+    def same(a, b):
+        da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+        return da == db
+
+    est = Estimator()
+    graphs = [zoo.resnet50(batch=4, dtype="fp16"), zoo.resnet50(batch=4, dtype="fp16", training=True)]
+    for g in graphs:
+        assert same(est.estimate(g, v100), estimate(g, v100))
+    (cache,) = est._costs.values()
+    n = len(cache)
+    assert n == len({rf._op_key(op) for g in graphs for op in g.ops})
+    for g in graphs:
+        assert same(est.estimate(g, v100), estimate(g, v100))
+        assert same(est.estimate(g, v100, overlap=True), estimate(g, v100, overlap=True))
+    assert len(cache) == n  # nothing costed twice
+    other = v100.model_copy(update={"sm_count": 40})
+    assert same(est.estimate(graphs[0], other), estimate(graphs[0], other))
+    assert len(est._costs) == 2  # per hardware content
+    est.clear()
+    assert not est._costs
