@@ -9,8 +9,8 @@ traceback. This module (with ``plot/``) is where SI floats become human units.
 Exit codes:
 
 * 0: done;
-* 1: done, but some sweep points are ``invalid`` or ``failed`` (or a preset did not load in
-  ``presets list``): the table says which and why;
+* 1: done, but some sweep points are ``invalid`` or ``failed`` (or a preset file did not read in
+  ``presets list``, or did not validate in ``presets check``): the table says which and why;
 * 2: bad input (a usage error, a bad preset, spec or option) or an output that cannot be written
   (a directory or unwritable path as ``-o``, a full disk); one line on stderr;
 * 141: the reader closed the output pipe (``archsim estimate ... | head``): nothing is printed, and
@@ -27,18 +27,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, TypeAdapter
-
 from archsim.cli_args import add_hw_args, add_model_args, des_options, load_hw, model_kwargs, onnx_graph, parse_value
 from archsim.errors import ArchsimError
-from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
-from archsim.hardware.base import PRECISIONS
-from archsim.presets import list_presets, load_preset
-from archsim.units import DIMENSIONS, format_si
+from archsim.presets import list_presets, load_preset, preset_summary
+
+# The models, units and engines (pydantic, pint, numba) are imported by the commands that use them:
+# `archsim presets list` reads TOML files only and starts in about the time of a bare interpreter.
 
 __all__ = ["main", "build_parser", "hardware_json_schema", "headline", "derived_peaks"]
 
-_SYMBOL_TO_DIMENSION = {d.symbol: name for name, d in DIMENSIONS.items()}
+
+def format_si(value: float, dimension: str, digits: int = 3) -> str:
+    """:func:`archsim.units.format_si` (imported on first use)."""
+    from archsim.units import format_si as fmt
+
+    return fmt(value, dimension, digits)
 
 
 # --------------------------------------------------------------------------- formatting helpers
@@ -50,8 +53,10 @@ def _one_line(exc: BaseException) -> str:
 def _human(value: Any) -> str:
     """A dumped value in human units: ``"3350000000000.0 B/s"`` -> ``"3.35 TB/s"``."""
     if isinstance(value, str):
+        from archsim.units import DIMENSIONS
+
         number, _, symbol = value.partition(" ")
-        dimension = _SYMBOL_TO_DIMENSION.get(symbol)
+        dimension = next((name for name, d in DIMENSIONS.items() if d.symbol == symbol), None)
         if dimension is not None:
             try:
                 return format_si(float(number), dimension)
@@ -67,6 +72,8 @@ def _human(value: Any) -> str:
 
 def _lines(data: Mapping[str, Any], indent: int = 2) -> Iterable[str]:
     """Fields of a dumped model, one per line, nested tables indented; sources are left out."""
+    from archsim.hardware.base import PRECISIONS
+
     pad = " " * indent
     scalars = {k: v for k, v in data.items() if not isinstance(v, Mapping | list) and v is not None}
     tables = {k: v for k, v in data.items() if isinstance(v, Mapping | list) and k != "sources"}
@@ -97,6 +104,9 @@ def _rate(value: float) -> str:
 
 def headline(hw: Any) -> str:
     """One headline figure of a preset: its best peak and its memory bandwidth."""
+    from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
+    from archsim.hardware.base import PRECISIONS
+
     if isinstance(hw, GPUDevice):
         best = max(PRECISIONS, key=lambda p: (hw.best_peak_flop_per_s(p) if p in ("fp16", "fp32") else 0.0))
         return (f"{_rate(hw.best_peak_flop_per_s(best))} {best}, "
@@ -123,6 +133,9 @@ def headline(hw: Any) -> str:
 
 def derived_peaks(hw: Any) -> list[tuple[str, str]]:
     """(label, human value) pairs of the figures derived from a model's fields."""
+    from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
+    from archsim.hardware.base import PRECISIONS
+
     out: list[tuple[str, str]] = []
     if isinstance(hw, GPUDevice):
         for unit in ("vector", "tensor"):
@@ -160,6 +173,8 @@ def derived_peaks(hw: Any) -> list[tuple[str, str]]:
 
 
 def _kind(hw: Any) -> str:
+    from archsim.hardware import DRAM
+
     return "memory" if isinstance(hw, DRAM) else hw.kind
 
 
@@ -182,6 +197,10 @@ def _allow_preset_reference(definition: dict[str, Any]) -> dict[str, Any]:
 
 def hardware_json_schema() -> dict[str, Any]:
     """JSON Schema (2020-12) of a preset file: a device, a system or a memory, by TOML names."""
+    from pydantic import Field, TypeAdapter
+
+    from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
+
     any_file = Annotated[CPUDevice | GPUDevice | PIMDevice | System | DRAM, Field(discriminator="kind")]
     schema = TypeAdapter(any_file).json_schema(by_alias=True, mode="validation")
     defs = schema.get("$defs", {})
@@ -197,6 +216,23 @@ def hardware_json_schema() -> dict[str, Any]:
 # --------------------------------------------------------------------------- subcommands
 
 def _presets_list(args: argparse.Namespace) -> int:
+    # A TOML scan: id, kind and name of every preset, nothing validated (`presets check` validates).
+    rows = []
+    broken = 0
+    for preset_id in list_presets():
+        if args.kind and not preset_id.startswith(args.kind + "/"):
+            continue
+        try:
+            rows.append(tuple(preset_summary(preset_id)))
+        except ArchsimError as exc:
+            # One broken file must not hide the others: list them, report it, exit 1.
+            broken += 1
+            print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
+    _table(("id", "kind", "name"), rows)
+    return 1 if broken else 0
+
+
+def _presets_check(args: argparse.Namespace) -> int:
     rows = []
     broken = 0
     for preset_id in list_presets():
@@ -205,16 +241,19 @@ def _presets_list(args: argparse.Namespace) -> int:
         try:
             hw = load_preset(preset_id)
         except ArchsimError as exc:
-            # One broken file must not hide the others: list them, report it, exit 1.
             broken += 1
             print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
             continue
         rows.append((preset_id, _kind(hw), hw.name, headline(hw)))
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("id", "kind", "name"))]
-    print(f"{'id':<{widths[0]}}  {'kind':<{widths[1]}}  {'name':<{widths[2]}}  headline")
-    for preset_id, kind, name, head in rows:
-        print(f"{preset_id:<{widths[0]}}  {kind:<{widths[1]}}  {name:<{widths[2]}}  {head}")
+    _table(("id", "kind", "name", "headline"), rows)
     return 1 if broken else 0
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Columns padded to their widest cell; the last one is not padded."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header[:-1])]
+    for row in (header, *rows):
+        print("  ".join([*(f"{c:<{w}}" for c, w in zip(row, widths, strict=False)), row[-1]]).rstrip())
 
 
 def _presets_show(args: argparse.Namespace) -> int:
@@ -270,10 +309,13 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _add_presets(sub: argparse._SubParsersAction) -> None:
     presets = sub.add_parser("presets", help="list and show hardware presets")
-    psub = presets.add_subparsers(dest="presets_command", required=True, metavar="{list,show}")
-    p_list = psub.add_parser("list", help="every preset: id, kind, name and a headline figure")
+    psub = presets.add_subparsers(dest="presets_command", required=True, metavar="{list,check,show}")
+    p_list = psub.add_parser("list", help="every preset: id, kind and name (read, not validated)")
     p_list.add_argument("--kind", choices=["cpu", "gpu", "memory", "pim", "system"], help="only this kind")
     p_list.set_defaults(func=_presets_list)
+    p_check = psub.add_parser("check", help="validate every preset; id, kind, name and a headline figure")
+    p_check.add_argument("--kind", choices=["cpu", "gpu", "memory", "pim", "system"], help="only this kind")
+    p_check.set_defaults(func=_presets_check)
     p_show = psub.add_parser("show", help="all fields of a preset in human units, with derived peaks")
     p_show.add_argument("id", metavar="ID|FILE", help="preset id (gpu/h100-sxm5-80gb) or a TOML file (./my-gpu.toml)")
     p_show.set_defaults(func=_presets_show)
@@ -345,9 +387,12 @@ def _add_estimate(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_software(p: argparse.ArgumentParser) -> None:
-    from archsim.software import list_software
+    from archsim.presets import models_dir
 
-    p.add_argument("--software", default="none", choices=list_software(),
+    # The ids archsim.software.list_software gives (the file names), read without importing the
+    # profile models (pydantic): every command builds this parser, `presets list` included.
+    ids = sorted(f.stem for f in (models_dir() / "software").glob("*.toml"))
+    p.add_argument("--software", default="none", choices=ids,
                    help="software profile (models/software/): host dispatch, fusion, precision; it prices host "
                    "work on a system's host, so pair it with a system preset (--hw system/h100-node); default none")
 

@@ -6,31 +6,53 @@ another preset with ``preset = "<id>"`` and override some of its keys, e.g. a GP
 the same at the top level. References resolve before validation, so the result is checked as a
 whole. TOML duplicate keys, unknown fields, unitless numbers and inconsistencies are errors that
 name the file and the field.
+
+Reading files (:func:`list_presets`, :func:`preset_summary`, :func:`read_toml`) needs only the
+standard library; the typed models (pydantic, pint) are imported when a preset is first validated,
+so listing the presets costs a TOML scan, not a validation of every file (``archsim presets check``
+validates them all).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from archsim.errors import PresetError, SchemaError
-from archsim.hardware import DRAM, CPUDevice, GPUDevice, Hardware, PIMDevice, System
-from archsim.hardware._errors import format_validation_error
-from archsim.hardware.memory import DRAMKind
 
-__all__ = ["load_preset", "load_hardware", "list_presets", "models_dir", "validate_hardware",
-           "format_validation_error"]
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
-_HARDWARE: TypeAdapter[Any] = TypeAdapter(Hardware)
-_DRAM_KINDS = set(DRAMKind.__args__)  # type: ignore[attr-defined]
+__all__ = ["load_preset", "load_hardware", "list_presets", "preset_summary", "PresetSummary", "models_dir",  # noqa: F822
+           "validate_hardware", "format_validation_error"]
+
 _KIND_DIRS = ("cpu", "gpu", "memory", "pim", "system")
+
+
+def __getattr__(name: str) -> Any:
+    # ``format_validation_error`` lives with the models (pydantic): loaded when first asked for.
+    if name == "format_validation_error":
+        from archsim.hardware._errors import format_validation_error
+        return format_validation_error
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _hardware_adapter() -> tuple[TypeAdapter[Any], frozenset[str]]:
+    """The validator of any hardware file and the DRAM kinds (built on the first validation: a
+    constant of the models, not of any input)."""
+    from pydantic import TypeAdapter
+
+    from archsim.hardware import Hardware
+    from archsim.hardware.memory import DRAMKind
+
+    return TypeAdapter(Hardware), frozenset(DRAMKind.__args__)  # type: ignore[attr-defined]
 
 
 def models_dir() -> Path:
@@ -178,21 +200,27 @@ def validate_hardware(data: Mapping[str, Any], where: str = "hardware") -> Any:
 
     ``kind`` selects the model: ``cpu``, ``gpu``, ``pim``, ``system``, or a DRAM kind (``hbm3``...).
     """
+    from pydantic import ValidationError
+
+    from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
+    from archsim.hardware._errors import format_validation_error
+
     if not isinstance(data, Mapping):
         raise SchemaError(f"{where}: expected a table of fields, got {type(data).__name__}")
+    adapter, dram_kinds = _hardware_adapter()
     kind = data.get("kind")
     if not isinstance(kind, str | None):
         kind = repr(kind)  # never hashed or matched as a kind; reported as not allowed below
     try:
-        if kind in _DRAM_KINDS:
+        if kind in dram_kinds:
             return DRAM.model_validate(data)
         if kind not in ("cpu", "gpu", "pim", "system"):
-            allowed = ["cpu", "gpu", "pim", "system", *sorted(_DRAM_KINDS)]
+            allowed = ["cpu", "gpu", "pim", "system", *sorted(dram_kinds)]
             raise SchemaError(f"{where}: field 'kind' is {kind!r}; allowed: {', '.join(allowed)}")
-        return _HARDWARE.validate_python(data)
+        return adapter.validate_python(data)
     except ValidationError as exc:
         raise SchemaError(format_validation_error(
-            exc, where, DRAM if kind in _DRAM_KINDS else None,
+            exc, where, DRAM if kind in dram_kinds else None,
             {"cpu": CPUDevice, "gpu": GPUDevice, "pim": PIMDevice, "system": System})) from None
 
 
@@ -208,3 +236,28 @@ def load_preset(preset_id: str) -> Any:
     path = _preset_path(preset_id)
     data = _resolve(_read_toml(path), "", (preset_id,))
     return validate_hardware(data, preset_id)
+
+
+class PresetSummary(NamedTuple):
+    """What ``archsim presets list`` shows of a preset, read from its TOML without validating it."""
+
+    id: str
+    kind: str
+    name: str
+
+
+def preset_summary(preset_id: str) -> PresetSummary:
+    """Id, kind (its folder: ``"memory"`` for every DRAM kind) and name of preset ``preset_id``.
+
+    The file is read and parsed (a file that does not raises :class:`PresetError` naming it); a file
+    without a ``name`` of its own takes its top-level ``preset = ...`` reference's. Nothing else is
+    resolved or validated (:func:`load_preset` does that). A missing or non-string name shows as ``"?"``.
+    """
+    chain = (preset_id,)
+    data = _read_toml(_preset_path(preset_id))
+    while "name" not in data and isinstance(data.get("preset"), str) and data["preset"] not in chain \
+            and len(chain) <= 32:
+        chain = (*chain, data["preset"])
+        data = _read_toml(_preset_path(data["preset"]))
+    name = data.get("name")
+    return PresetSummary(preset_id, preset_id.partition("/")[0], name if isinstance(name, str) else "?")

@@ -1,7 +1,11 @@
 """Units at the boundary: parse human strings to SI floats, format SI floats for humans.
 
 One pint registry serves the whole package. pint parses only at the boundary (TOML, constructors,
-sweep axes); engines work on plain floats in SI base units (pint arithmetic is ~40x slower).
+sweep axes); engines work on plain floats in SI base units (pint arithmetic is ~40x slower). The
+strings presets and dumps are made of (a number, one space, an optional prefix and the dimension's
+symbol: ``"3.35 TB/s"``, ``"96 KiB"``, ``"3.9 pJ/bit"``) take a table lookup that gives pint's float
+to the last bit (``tests/property/test_fast_paths.py``); pint (~0.2 s to import, with the dask
+probe it runs) is imported and its registry built the first time any other string is parsed.
 
 Conventions:
 
@@ -20,17 +24,20 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pint
 from annotated_types import Ge, Le
 from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema  # noqa: F401
 
 from archsim.errors import UnitError
 
+if TYPE_CHECKING:
+    import pint
+
 __all__ = [
-    "ureg",
+    "ureg",  # noqa: F822 - built on first use (module __getattr__)
     "Dimension",
     "DIMENSIONS",
     "parse",
@@ -84,14 +91,21 @@ op = flop = OP = ops = OPs
 """.strip().splitlines()
 
 
-def _make_registry() -> pint.UnitRegistry:
+@functools.cache
+def _registry() -> pint.UnitRegistry:
+    """The package's pint registry, built on first use (``units.ureg``)."""
+    import pint
+
     reg = pint.UnitRegistry(None, on_redefinition="raise", autoconvert_offset_to_baseunit=False)
     for line in _DEFINITIONS:
         reg.define(line)
     return reg
 
 
-ureg: pint.UnitRegistry = _make_registry()
+def __getattr__(name: str) -> Any:
+    if name == "ureg":  # the registry is public as ``units.ureg``; built when first asked for
+        return _registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -134,7 +148,7 @@ _NUMBER_POWER = re.compile(r"[\d.)]\s*(\*\*|\^)")
 
 def _quantity(text: str) -> pint.Quantity:
     # Common shorthands that pint does not know: "B/s" is fine, "Bps" is not; keep input honest.
-    return ureg.Quantity(text)
+    return _registry().Quantity(text)
 
 
 # "<decimal float> <SI symbol>", the form the serialisers below write (``repr`` of a float, then the
@@ -154,6 +168,39 @@ def _canonical_si(text: str, dim: Dimension) -> float | None:
     return value if math.isfinite(value) else None
 
 
+# The prefixes of the registry above with their factors as pint holds them (floats for the decimal
+# ones, ints for the binary ones), and per dimension the unit symbols whose own factor to the SI unit
+# is exact: "<number> <prefix><symbol>" is then number x (prefix x factor), one product as pint's
+# conversion computes it (its factor is the product of the units' scales; scaling by a power of two
+# is exact). Anything else, including prefixes on a denominator, takes pint's path.
+_PREFIX_FACTORS: dict[str, float | int] = {
+    "": 1, "Y": 1e24, "Z": 1e21, "E": 1e18, "P": 1e15, "T": 1e12, "G": 1e9, "M": 1e6, "k": 1e3, "K": 1e3,
+    "m": 1e-3, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "n": 1e-9, "p": 1e-12, "f": 1e-15, "a": 1e-18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+}
+_SYMBOL_FACTORS: dict[str, dict[str, float]] = {
+    "bandwidth": {"B/s": 1.0}, "frequency": {"Hz": 1.0}, "size": {"B": 1.0}, "time": {"s": 1.0},
+    "energy": {"J": 1.0}, "power": {"W": 1.0}, "energy_per_byte": {"J/B": 1.0, "J/bit": 8.0},
+    "energy_per_flop": {"J/FLOP": 1.0}, "flop_rate": {"FLOP/s": 1.0},
+}
+_PREFIXED = re.compile(r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?) (Ki|Mi|Gi|Ti|Pi|Ei|[YZEPTGMkKmuµμnpfa]?)(\S+)")
+
+
+def _prefixed_si(text: str, dim: Dimension) -> float | None:
+    """The value of ``text`` if it is a non-negative decimal number, one space, an optional prefix
+    and one of the dimension's symbols (``"3.35 TB/s"``): pint's float for it; None for anything
+    else (pint's path, with its checks and messages)."""
+    match = _PREFIXED.fullmatch(text)
+    if match is None:
+        return None
+    number, prefix, symbol = match.groups()
+    factor = _SYMBOL_FACTORS[dim.name].get(symbol)
+    if factor is None:
+        return None
+    value = float(number) * (_PREFIX_FACTORS[prefix] * factor)
+    return value if math.isfinite(value) else None
+
+
 @functools.lru_cache(maxsize=65536)
 def _parse_text(text: str, dimension: str) -> float:
     dim = DIMENSIONS[dimension]
@@ -161,8 +208,11 @@ def _parse_text(text: str, dimension: str) -> float:
         raise UnitError(f"{text[:40]!r}... is {len(text)} characters; a {dim.name} is a number and a unit of "
                         f"at most {MAX_TEXT} (e.g. {dim.example!r})")
     fast = _canonical_si(text, dim)
+    if fast is None:
+        fast = _prefixed_si(text, dim)
     if fast is not None:
         return fast
+    import pint
     if _NUMBER_POWER.search(text):
         # pint evaluates integer powers exactly: "9**9**9 B/s" would compute a 370-million-digit int.
         raise UnitError(f"cannot parse {text!r} as a {dim.name}: powers of numbers are not accepted; "
@@ -203,7 +253,8 @@ def parse(value: Any, dimension: str, field: str | None = None) -> float:
         raise UnitError(
             f"{where}bare number {value!r} has no unit; write a {dim.name} with units, e.g. {dim.example!r}"
         )
-    if isinstance(value, pint.Quantity):
+    pint = sys.modules.get("pint")  # a pint quantity implies pint is imported
+    if pint is not None and isinstance(value, pint.Quantity):
         try:
             si = float(value.to(dim.si_unit).magnitude)
         except pint.errors.DimensionalityError:

@@ -1,6 +1,7 @@
 """Start-up costs: a first estimate in a fresh process, and ``archsim presets list``.
 
-Each figure is the median wall time of ``--repeats`` fresh Python processes (so nothing is
+Each figure is the median wall and CPU time (user + system, from ``getrusage`` of the child) of
+``--repeats`` fresh Python processes (so nothing is
 imported or cached in memory; numba's on-disk cache is warm after the first run, as for a user),
 beside the same for a bare ``python -c pass`` and for ``import numpy, pydantic, pint`` (the
 floor the library's own dependencies set), run interleaved so a change of machine load hits
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,10 +39,14 @@ CASES = {
 TARGETS = {"first ResNet-50 estimate": "< 1 s", "archsim presets list": "< 0.3 s"}
 
 
-def _wall(cmd: list[str], env: dict[str, str]) -> float:
+def _wall(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``cmd`` in a fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,12 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     for cmd in CASES.values():  # warm the disk caches (and numba's) once
         _wall(cmd, env)
-    times: dict[str, list[float]] = {name: [] for name in CASES}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in CASES}
     for _ in range(args.repeats):
         for name, cmd in CASES.items():
             times[name].append(_wall(cmd, env))
     for name, ts in times.items():
-        print(f"{name:32s} median {statistics.median(ts):6.3f} s (min {min(ts):.3f})  {TARGETS.get(name, '')}")
+        wall, cpu = [t[0] for t in ts], [t[1] for t in ts]
+        print(f"{name:32s} median {statistics.median(wall):6.3f} s wall (min {min(wall):.3f}), "
+              f"{statistics.median(cpu):6.3f} s CPU  {TARGETS.get(name, '')}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

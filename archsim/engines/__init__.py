@@ -36,7 +36,8 @@ from archsim.results import RunResult
 if TYPE_CHECKING:  # a single estimate never needs pandas (~0.2-0.5 s to import)
     import pandas as pd
 
-__all__ = ["estimate", "estimate_many", "check_options", "op_cost", "OpCost", "CostOptions", "ENGINES", "OPTIONS"]
+__all__ = ["estimate", "estimate_many", "Estimator", "check_options", "op_cost", "OpCost", "CostOptions", "ENGINES",
+           "OPTIONS"]
 
 ENGINES: tuple[str, ...] = ("roofline", "des")
 
@@ -110,28 +111,64 @@ def estimate(work: Any, hardware: Any, engine: str = "roofline", *, device: str 
     """
     if unknown:
         raise EngineError(f"estimate() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(OPTIONS)}")
+    return _guarded(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                    data_parallel, offload, host_dispatch, software, None)
+
+
+def _guarded(*args: Any) -> RunResult:
     try:
-        return _checked(_estimate_with_software(work, hardware, engine, device, overlap, threads, streams,
-                                                overlap_copies, loader, steps, data_parallel, offload,
-                                                host_dispatch, software))
+        return _checked(_estimate_with_software(*args))
     except (OverflowError, ZeroDivisionError) as exc:
         raise EngineError(f"arithmetic {type(exc).__name__} while estimating: a hardware or workload value is "
                           f"out of range ({exc})") from None
 
 
+class Estimator:
+    """:func:`estimate` with a cache of op costs that the caller owns (no state outside the object).
+
+    ``Estimator().estimate(work, hardware, ...)`` takes the arguments of :func:`estimate` and returns
+    the same result, to the bit. The roofline engine keeps the cost of every distinct op it prices,
+    per hardware content (:meth:`~archsim.hardware.HardwareModel.content_hash`) and device options,
+    so ops seen before on that hardware are not priced again: the forward ops of a training graph
+    after its inference graph, a graph re-estimated with ``overlap=True``, or a notebook re-running a
+    cell. Each op's cost is the same with or without its neighbours (:mod:`archsim.cost.gpu_batch`
+    stacks ops without changing any op's numbers), so the cache cannot change a result. Runs with a
+    software profile (which rewrites the graph) and the discrete-event engine are not cached. The
+    cache grows with the distinct ops and hardware estimated; :meth:`clear` empties it.
+    """
+
+    def __init__(self) -> None:
+        self._costs: dict[tuple[Any, ...], dict[Any, Any]] = {}
+
+    def estimate(self, work: Any, hardware: Any, engine: str = "roofline", *, device: str | None = None,
+                 overlap: bool = False, threads: int | None = None, streams: int | None = None,
+                 overlap_copies: bool | None = None, loader: Any = None, steps: int | None = None,
+                 data_parallel: Any = None, offload: Any = None, host_dispatch: bool = True,
+                 software: Any = None, **unknown: Any) -> RunResult:
+        """:func:`estimate`, reusing the op costs this estimator has computed before."""
+        if unknown:
+            raise EngineError(f"estimate() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(OPTIONS)}")
+        return _guarded(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
+                        data_parallel, offload, host_dispatch, software, self._costs)
+
+    def clear(self) -> None:
+        """Forget every cached op cost."""
+        self._costs.clear()
+
+
 def _estimate_with_software(work: Any, hardware: Any, engine: str, device: str | None, overlap: bool,
                             threads: int | None, streams: int | None, overlap_copies: bool | None, loader: Any,
                             steps: int | None, data_parallel: Any, offload: Any, host_dispatch: bool,
-                            software: Any) -> RunResult:
+                            software: Any, costs: dict[tuple[Any, ...], dict[Any, Any]] | None) -> RunResult:
     if software is None:  # the default: device work only, no profile to read
         return _estimate(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
-                         data_parallel, offload, _options(device, threads, host_dispatch))
+                         data_parallel, offload, _options(device, threads, host_dispatch), costs)
     from archsim.software import resolve_software
 
     profile = resolve_software(software)
     if profile.is_none:
         return _estimate(work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
-                         data_parallel, offload, _options(device, threads, host_dispatch))
+                         data_parallel, offload, _options(device, threads, host_dispatch), costs)
     from archsim.engines import host
 
     run_work = host.prepare(work, hardware, profile)
@@ -143,7 +180,8 @@ def _estimate_with_software(work: Any, hardware: Any, engine: str, device: str |
 
 def _estimate(work: Any, hardware: Any, engine: str, device: str | None, overlap: bool, threads: int | None,
               streams: int | None, overlap_copies: bool | None, loader: Any, steps: int | None, data_parallel: Any,
-              offload: Any, options: CostOptions) -> RunResult:
+              offload: Any, options: CostOptions, costs: dict[tuple[Any, ...], dict[Any, Any]] | None = None
+              ) -> RunResult:
     if not isinstance(engine, str):
         raise EngineError(f"engine must be a name; allowed: {', '.join(ENGINES)}; got {engine!r}")
     if not isinstance(overlap, bool):
@@ -156,7 +194,7 @@ def _estimate(work: Any, hardware: Any, engine: str, device: str | None, overlap
             raise EngineError(f"{', '.join(des_options)} appl{'ies' if len(des_options) == 1 else 'y'} to "
                               "engine='des' only")
         from archsim.engines.roofline import estimate_roofline
-        return _with_workload(estimate_roofline(work, hardware, options, overlap=overlap), work)
+        return _with_workload(estimate_roofline(work, hardware, options, overlap=overlap, costs=costs), work)
     if engine == "des":
         if importlib.util.find_spec("archsim.engines.des") is None:
             raise EngineError(f"engine 'des' is not available in this build; allowed engines: {', '.join(ENGINES)}")

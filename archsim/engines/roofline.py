@@ -25,6 +25,7 @@ from archsim.cost import (
     LINK_KINDS,
     CostArrays,
     CostOptions,
+    OpCost,
     op_cost_arrays,
     resolve_device,
     role_params,
@@ -100,14 +101,18 @@ class _Coster:
             self.params[pkey] = role_params(role, self.hardware, targets, self.options)
         return self.params[pkey]
 
-    def cost_all(self, ops: Sequence[Any]) -> list[CostArrays]:
-        """The CostArrays of every op of ``ops`` (equal ops share one object)."""
+    def cost_all(self, ops: Sequence[Any], known: dict[tuple[Any, ...], CostArrays] | None = None) -> list[CostArrays]:
+        """The CostArrays of every op of ``ops`` (equal ops share one object).
+
+        ``known`` (op key -> CostArrays, for these hardware points and options) holds costs computed
+        before: those ops are not costed again, and the new ones are added to it."""
         from archsim.cost import gpu_batch, power
 
         keys = [_op_key(op) for op in ops]
         first: dict[tuple[Any, ...], Any] = {}
         for key, op in zip(keys, ops, strict=True):
-            first.setdefault(key, op)
+            if known is None or key not in known:
+                first.setdefault(key, op)
         done: dict[tuple[Any, ...], CostArrays] = {}
         gpu_keys: list[tuple[Any, ...]] = []
         for key, op in first.items():
@@ -124,6 +129,9 @@ class _Coster:
         if self.options.software is not None:
             for key, op in first.items():
                 done[key] = software_efficiency(op, self._resolve(op)[0], done[key], self.options)
+        if known is not None:
+            known.update(done)
+            done = known
         return [done[k] for k in keys]
 
 
@@ -142,9 +150,10 @@ def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
     return functools.reduce(np.add, arrays[1:], arrays[0].copy())
 
 
-def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool):
+def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool,
+         known: dict[tuple[Any, ...], CostArrays] | None = None):
     ops, preds, name = work_ops(work)
-    costs = _Coster(hardware, options).cost_all(ops)
+    costs = _Coster(hardware, options).cost_all(ops, known)
     latencies = [c.latency_s for c in costs]
     serial = _running_sum(latencies)
     total = _critical_path(latencies, preds) if overlap else serial
@@ -170,26 +179,58 @@ def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
                         "software": None if options.software is None else options.software.name}}
 
 
-def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False) -> RunResult:
-    """Estimate ``work`` (an op or an OpGraph) on ``hardware`` (a device or a System)."""
-    ops, costs, total, energy, name = _run(work, [hardware], options, overlap)
-    results = []
+def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: bool = False,
+                      costs: dict[tuple[Any, ...], dict[Any, Any]] | None = None) -> RunResult:
+    """Estimate ``work`` (an op or an OpGraph) on ``hardware`` (a device or a System).
+
+    ``costs`` is an :class:`archsim.engines.Estimator`'s cache: per (hardware content, options), the
+    CostArrays of the ops costed before (used and extended; ``None``: nothing is kept)."""
+    known = None
+    if costs is not None and options.software is None:
+        known = costs.setdefault((type(hardware).__name__, hardware.content_hash(), options.device,
+                                  options.threads, options.host_dispatch), {})
+    if overlap:
+        ops, cost_list, total, energy, name = _run(work, [hardware], options, overlap, known)
+    else:
+        ops, _, name = work_ops(work)
+        cost_list = _Coster([hardware], options).cost_all(ops, known)
     # Equal ops share one CostArrays: convert each to floats once; every op gets its own dicts.
-    seen: dict[int, Any] = {}
-    for op, c in zip(ops, costs, strict=True):
-        oc = seen.get(id(c))
-        if oc is None:
-            oc = seen[id(c)] = c.at(0, "", "")
-        results.append(OpResult(
-            name=op.label, kind=oc.kind, phase=op.phase, device=oc.device, flop=oc.flop,
-            flop_nominal=oc.flop_nominal,
-            bytes_by_level=dict(oc.bytes_by_level), time_by_unit_s=dict(oc.time_by_unit_s), bound=oc.bound,
-            latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=dict(oc.energy_breakdown_j),
-            extra={**oc.extra, "launches": oc.launches, "overhead_s": oc.overhead_s}))
-    breakdown = {k: float(v[0]) for k, v in energy.items()}
-    return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=float(total[0]),
-                     energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=tuple(results),
+    seen: dict[int, OpCost] = {}
+    for c in cost_list:
+        if id(c) not in seen:
+            seen[id(c)] = c.at(0, "", "")
+    points = [seen[id(c)] for c in cost_list]
+    if overlap:
+        latency = float(total[0])
+        breakdown = {k: float(v[0]) for k, v in energy.items()}
+    else:
+        # One point: the sums of _run in Python floats, added in the same order (an IEEE double add
+        # is the same operation on a float as on a one-element array, so the bits are the same).
+        latency = functools.reduce(operator.add, [oc.latency_s for oc in points])
+        parts: dict[str, list[float]] = {}
+        for oc in points:
+            for k, v in oc.energy_breakdown_j.items():
+                parts.setdefault(k, []).append(v)
+        breakdown = {k: functools.reduce(operator.add, v) for k, v in parts.items()}
+    results = tuple([_op_result(op, oc) for op, oc in zip(ops, points, strict=True)])
+    return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=latency,
+                     energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=results,
                      _meta=_meta(hardware, options, overlap))
+
+
+def _op_result(op: Any, oc: OpCost) -> OpResult:
+    """The OpResult of ``op`` from its one-point cost (own dicts: results of equal ops share none).
+
+    Built as the frozen dataclass's ``__init__`` would, without its per-field ``object.__setattr__``
+    (a graph builds hundreds per estimate); every field is given."""
+    out = object.__new__(OpResult)
+    out.__dict__.update(
+        name=op.label, kind=oc.kind, phase=op.phase, device=oc.device, flop=oc.flop,
+        bytes_by_level=dict(oc.bytes_by_level), time_by_unit_s=dict(oc.time_by_unit_s), bound=oc.bound,
+        latency_s=oc.latency_s, energy_j=oc.energy_j, energy_breakdown_j=dict(oc.energy_breakdown_j), start_s=0.0,
+        extra={**oc.extra, "launches": oc.launches, "overhead_s": oc.overhead_s}, flop_nominal=oc.flop_nominal,
+        fused=())
+    return out
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:

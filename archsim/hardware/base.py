@@ -28,6 +28,10 @@ PRECISION_BITS: dict[str, int] = {
 }
 
 
+_HASH_KEY = "_archsim_content_hash"
+"""Where :meth:`HardwareModel.content_hash` keeps its value in the instance ``__dict__``."""
+
+
 class HardwareModel(BaseModel):
     """Base of every hardware model: frozen, strict about unknown keys, dumps by TOML name."""
 
@@ -44,9 +48,20 @@ class HardwareModel(BaseModel):
     )
 
     def content_hash(self) -> str:
-        """SHA-256 of the canonical JSON dump: identifies a hardware point in results and stores."""
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
+        """SHA-256 of the canonical JSON dump: identifies a hardware point in results and stores.
+
+        Computed once per model object (every estimate records it) and kept in the instance's
+        ``__dict__`` under a key that is not a field: pydantic's ``==``, dumps, ``repr`` and
+        iteration look at fields (and skip ``_`` keys), so they do not see it; a ``model_copy``
+        without changes keeps it (same content), one with changes is validated afresh without it.
+        The model is frozen; its list fields are not, and mutating one in place would leave a stale
+        hash (as it would leave any derived value stale).
+        """
+        cached = self.__dict__.get(_HASH_KEY)
+        if cached is None:
+            text = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+            cached = self.__dict__[_HASH_KEY] = hashlib.sha256(text.encode()).hexdigest()
+        return cached
 
     # Every way into a model raises a SchemaError naming the fields, never pydantic's ValidationError.
     def __init__(self, /, **data: Any) -> None:

@@ -145,3 +145,67 @@ def test_point_builder_is_whole_dump_validation(preset: str, data: Any) -> None:
     assert type(fast) is type(slow)
     assert fast == slow
     assert fast.model_dump() == slow.model_dump()
+
+
+_PREFIXED_NUMBERS = st.one_of(
+    st.floats(min_value=0.0, max_value=1e12, allow_nan=False).map(repr),
+    st.integers(0, 10**24).map(str),
+    st.tuples(st.floats(min_value=0.0, max_value=1e4), st.integers(0, 9)).map(lambda t: f"{t[0]:.{t[1]}f}"),
+    st.floats(min_value=0.0, max_value=1e6).map(lambda v: f"{v:.4e}"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DIMS, st.sampled_from(sorted(units._PREFIX_FACTORS)), st.data(), _PREFIXED_NUMBERS)
+def test_prefixed_strings_parse_as_pint_does(dimension: str, prefix: str, data: Any, number: str) -> None:
+    # "3.35 TB/s", "96 KiB", "3.9 pJ/bit": the table lookup must give pint's float to the last bit.
+    symbol = data.draw(st.sampled_from(sorted(units._SYMBOL_FACTORS[dimension])))
+    text = f"{number} {prefix}{symbol}"
+    fast = units._prefixed_si(text, units.DIMENSIONS[dimension])
+    slow = _pint_si(text, dimension)
+    assert fast == slow or (fast is None and not np.isfinite(slow))
+
+
+def test_every_preset_string_parses_as_pint_does() -> None:
+    # Every dimensioned string the shipped presets hold, through both paths.
+    import tomllib
+
+    from archsim.presets import models_dir
+
+    def strings(node: Any) -> list[str]:
+        if isinstance(node, dict):
+            return [s for v in node.values() for s in strings(v)]
+        if isinstance(node, list):
+            return [s for v in node for s in strings(v)]
+        return [node] if isinstance(node, str) and " " in node else []
+
+    checked = 0
+    for path in models_dir().rglob("*.toml"):
+        for text in strings(tomllib.loads(path.read_text())):
+            for dimension, dim in units.DIMENSIONS.items():
+                fast = units._prefixed_si(text, dim)
+                if fast is not None:
+                    assert fast == _pint_si(text, dimension), (path.name, text)
+                    checked += 1
+    assert checked > 500  # the presets' numbers with units (986 at the time of writing)
+
+
+@pytest.mark.parametrize("text", ["3.35 TB / s", "3.35TB/s", "-1 GB/s", "3 GB/s/s", "1 Gb/s", "3 kiB/s",
+                                  "2 min", "1e999 TB/s", "nan GB/s", "1 GBps", "1_000 B/s"])
+def test_other_forms_take_pint_path(text: str) -> None:
+    assert units._prefixed_si(text, units.DIMENSIONS["bandwidth"]) is None
+    assert units._prefixed_si(text, units.DIMENSIONS["time"]) is None
+
+
+def test_loading_presets_does_not_import_pint() -> None:
+    # pint (and the dask probe it runs) is imported only for a string off the fast paths.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, archsim\n"
+            "for p in archsim.list_presets(): archsim.load_preset(p)\n"
+            "print('pint' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(Path(units.__file__).parents[1])})
+    assert out.stdout.strip() == "False"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,11 +17,41 @@ from archsim.presets import list_presets, load_preset, validate_hardware
 def test_presets_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["presets", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:3] == ["id", "kind", "name"]
+    assert out[0].split() == ["id", "kind", "name"]
     ids = [line.split()[0] for line in out[1:]]
     assert ids == list_presets()
+    # The name read from the TOML is the validated model's (the H200 inherits nothing: it has its own).
+    start = out[0].index("name")
+    for line in out[1:]:
+        preset_id = line.split()[0]
+        assert line[start:] == load_preset(preset_id).name, preset_id
+
+
+def test_presets_list_reads_no_model_code() -> None:
+    # A TOML scan: neither pydantic, pint nor numba is imported to list the presets.
+    code = ("import sys, io, contextlib; from archsim.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()): assert main(['presets', 'list']) == 0\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'pint', 'numba', 'numpy'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(cli.__file__).parents[1])}).stdout
+    assert out.strip() == "[]"
+
+
+def test_presets_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["presets", "check"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["id", "kind", "name", "headline"]
+    assert [line.split()[0] for line in out[1:]] == list_presets()
     h100 = next(line for line in out if line.startswith("gpu/h100-sxm5-80gb "))
     assert "989 TFLOP/s fp16" in h100 and "3.35 TB/s" in h100
+
+
+def test_software_choices_are_the_profiles() -> None:
+    from archsim.software import list_software
+
+    estimate = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["estimate"]._actions
+                    if "--software" in a.option_strings)
+    assert list(estimate.choices) == list_software()
 
 
 def test_presets_list_by_kind(capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,3 +153,19 @@ def test_schema_validates_every_preset_file() -> None:
     bad["bandwith"] = "1 TB/s"
     assert list(validator.iter_errors(bad))
     assert validate_hardware(load_preset("memory/hbm2").model_dump(mode="json"))
+
+
+def test_presets_check_reports_a_schema_error_that_list_does_not_read(tmp_path, monkeypatch, capsys) -> None:
+    from archsim.presets import models_dir
+
+    models = tmp_path / "models"
+    for d in ("cpu", "gpu", "memory", "pim", "system", "software"):
+        (models / d).mkdir(parents=True)
+    (models / "memory" / "hbm2.toml").write_bytes((models_dir() / "memory" / "hbm2.toml").read_bytes())
+    (models / "memory" / "bad.toml").write_text('preset = "memory/hbm2"\nname = "bad"\nbandwidth = "3 GHz"\n')
+    monkeypatch.setenv("ARCHSIM_MODELS", str(models))
+    assert cli.main(["presets", "list"]) == 0  # read and parsed: listed
+    assert "memory/bad" in capsys.readouterr().out
+    assert cli.main(["presets", "check"]) == 1  # validated: the bandwidth is not a bandwidth
+    out, err = capsys.readouterr()
+    assert "memory/hbm2" in out and "memory/bad" not in out and "bandwidth" in err

@@ -137,3 +137,56 @@ def test_every_gpu_and_cpu_preset_runs():
         if pid.split("/")[0] in ("gpu", "cpu"):
             r = estimate(op, presets.load_preset(pid))
             assert r.latency_s > op.flop() / 1e17 and np.isfinite(r.energy_j)
+
+
+def test_op_results_are_complete_and_own_their_dicts(v100):
+    # OpResults are built without the dataclass __init__: every field must be set, and equal ops
+    # (ResNet-50 repeats its blocks) must not share mutable dicts.
+    import dataclasses
+
+    from archsim.results import OpResult
+    from archsim.workload import zoo
+
+    res = estimate(zoo.resnet50(batch=2, dtype="fp16"), v100)
+    names = [f.name for f in dataclasses.fields(OpResult)]
+    for o in res.ops:
+        assert sorted(vars(o)) == sorted(names)
+        assert OpResult(**{n: getattr(o, n) for n in names}) == o
+    dicts = [id(d) for o in res.ops for d in (o.bytes_by_level, o.time_by_unit_s, o.energy_breakdown_j, o.extra)]
+    assert len(set(dicts)) == len(dicts)
+    # The serial sums in floats are the per-op values added in order.
+    total = 0.0
+    for o in res.ops:
+        total = total + o.latency_s
+    assert res.latency_s == total
+
+
+def test_estimator_reuses_op_costs_and_gives_the_same_bits(v100):
+    # An Estimator's cache never changes a result: inference, then training (its forward ops are
+    # the inference ops, costed once), then both again and with overlap, all equal to estimate().
+    import dataclasses
+
+    from archsim.engines import Estimator
+    from archsim.engines import roofline as rf
+    from archsim.workload import zoo
+
+    def same(a, b):
+        da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+        return da == db
+
+    est = Estimator()
+    graphs = [zoo.resnet50(batch=4, dtype="fp16"), zoo.resnet50(batch=4, dtype="fp16", training=True)]
+    for g in graphs:
+        assert same(est.estimate(g, v100), estimate(g, v100))
+    (cache,) = est._costs.values()
+    n = len(cache)
+    assert n == len({rf._op_key(op) for g in graphs for op in g.ops})
+    for g in graphs:
+        assert same(est.estimate(g, v100), estimate(g, v100))
+        assert same(est.estimate(g, v100, overlap=True), estimate(g, v100, overlap=True))
+    assert len(cache) == n  # nothing costed twice
+    other = v100.model_copy(update={"sm_count": 40})
+    assert same(est.estimate(graphs[0], other), estimate(graphs[0], other))
+    assert len(est._costs) == 2  # per hardware content
+    est.clear()
+    assert not est._costs

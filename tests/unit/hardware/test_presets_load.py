@@ -106,3 +106,18 @@ def test_python_c_load_preset_prints_the_model() -> None:
     assert out.returncode == 0, out.stderr
     assert "NVIDIA H100 SXM5 80GB" in out.stdout and "sm_count=132" in out.stdout
     assert out.stderr == ""
+
+
+def test_content_hash_is_kept_without_changing_the_model() -> None:
+    # The hash is computed once per object and kept outside the fields: equality, dumps and copies
+    # behave as for a model that never computed it; a changed copy gets its own hash.
+    hw, fresh = load_preset("gpu/v100-sxm2-16gb"), load_preset("gpu/v100-sxm2-16gb")
+    first = hw.content_hash()
+    assert hw.content_hash() is first  # kept, not recomputed
+    assert hw == fresh and fresh == hw and hw.model_dump() == fresh.model_dump() and repr(hw) == repr(fresh)
+    assert dict(hw) == dict(fresh)
+    assert fresh.content_hash() == first
+    changed = hw.model_copy(update={"sm_count": 40})
+    assert changed.content_hash() != first
+    assert changed.content_hash() == validate_hardware(changed.model_dump(), "x").content_hash()
+    assert hw.model_copy().content_hash() == first
