@@ -250,6 +250,38 @@ def summary_lines(rep: DeviceReport) -> list[str]:
     return lines
 
 
+def _power(folder: Path, out_dir: Path, log: Log) -> sections.Section | None:
+    # The power section, and beside it the per-point table and the power-vs-intensity figure.
+    sec = sections.power_section(folder)
+    if sec is not None:
+        from validation import power
+
+        rs = power.rows(folder)
+        for path in [power.write_rows(rs, out_dir / "power"), *power.write_figure(rs, out_dir / "power")]:
+            log(f"  wrote {path}")
+    return sec
+
+
+SectionBuilder = Callable[[Path, Path, Log], "sections.Section | None"]
+
+# Folders reported as a section of their own: folder name -> (builder, what to log when it finds no
+# data). CPU measurement folders are recognised by their content (sections.is_cpu_measure_folder).
+OWN_SECTIONS: dict[str, tuple[SectionBuilder, str]] = {
+    "deepbench": (lambda folder, _out, _log: sections.deepbench_section(folder), "no DeepBench CSVs in {folder}"),
+    "power": (_power, "no gpu-roofline power data in {folder}"),
+    "gpu-stream": (lambda folder, _out, _log: sections.gpu_stream_section(folder), "no gpu-stream CSV in {folder}"),
+}
+
+
+def _own_section(folder: Path) -> tuple[SectionBuilder, str] | None:
+    if folder.name in OWN_SECTIONS:
+        return OWN_SECTIONS[folder.name]
+    if sections.is_cpu_measure_folder(folder):
+        return (lambda f, _out, _log: sections.cpu_section(f),
+                f"no CPU measurements for {folder.name} (no case of that name)")
+    return None
+
+
 def run_report(
     data_dir: Path,
     out_dir: Path,
@@ -282,36 +314,12 @@ def run_report(
     reports = []
     extra: list[sections.Section] = []
     for folder in folders:
-        if folder.name == "deepbench":
-            sec = sections.deepbench_section(folder)
+        own = _own_section(folder)
+        if own is not None:
+            build, missing = own
+            sec = build(folder, out_dir, log)
             if sec is None:
-                log(f"no DeepBench CSVs in {folder}")
-            else:
-                extra.append(sec)
-            continue
-        if folder.name == "power":
-            sec = sections.power_section(folder)
-            if sec is None:
-                log(f"no gpu-roofline power data in {folder}")
-            else:
-                extra.append(sec)
-                from validation import power
-
-                rs = power.rows(folder)
-                for path in [power.write_rows(rs, out_dir / "power"), *power.write_figure(rs, out_dir / "power")]:
-                    log(f"  wrote {path}")
-            continue
-        if folder.name == "gpu-stream":
-            sec = sections.gpu_stream_section(folder)
-            if sec is None:
-                log(f"no gpu-stream CSV in {folder}")
-            else:
-                extra.append(sec)
-            continue
-        if sections.is_cpu_measure_folder(folder):
-            sec = sections.cpu_section(folder)
-            if sec is None:
-                log(f"no CPU measurements for {folder.name} (no case of that name)")
+                log(missing.format(folder=folder))
             else:
                 extra.append(sec)
             continue
