@@ -9,8 +9,9 @@ from sweep_toys import ToyEvaluator
 
 from archsim.errors import SchemaError
 from archsim.presets import load_preset, validate_hardware
-from archsim.sweep import Sweep
+from archsim.sweep import Sweep, _Chunks
 from archsim.sweep.evaluate import ChunkPayload, evaluate_chunk
+from archsim.sweep.executors import execute
 from archsim.sweep.points import PointBuilder, apply_overrides
 
 
@@ -76,3 +77,24 @@ def test_serial_chunks_are_the_engine_maximum():
     assert Sweep._chunk_size(10_000, 2, "roofline") == 1024
     assert Sweep._chunk_size(1_000, 2, "roofline") == 125  # four chunks per worker
     assert Sweep._chunk_size(100, 1, "des") == 16
+
+
+def test_chunks_are_built_when_read_and_match_the_tasks(v100):
+    # 3 SM counts x 2 bandwidths = 6 points; chunks of 4 -> [4 points, 2 points].
+    sweep = Sweep(v100, {"gpu.sm_count": [40, 60, 80], "gpu.dram.bandwidth": ["600 GB/s", "700 GB/s"]})
+    tasks = sweep._tasks((1e12, 1e9), "toy-v1")
+    chunks = _Chunks(sweep, [t.key for t in tasks], list(range(6)), 4)
+    assert len(chunks) == 2 and list(chunks) == [tasks[:4], tasks[4:]] and chunks[-1] == tasks[4:]
+    with pytest.raises(IndexError):
+        chunks[2]
+
+
+def test_process_pool_keeps_a_window_and_still_runs_every_chunk(v100):
+    # 9 chunks of 1 point, 2 workers: 4 in flight at first (2 per worker), every row comes back once.
+    sweep = Sweep(v100, {"gpu.sm_count": list(range(40, 49))})
+    payload = ChunkPayload(v100.model_dump(), (1e12, 1e9), ToyEvaluator())
+    tasks = sweep._tasks((1e12, 1e9), "toy-v1")
+    rows: list = []
+    execute(payload, _Chunks(sweep, [t.key for t in tasks], list(range(9)), 1), rows.extend,
+            executor="processes", workers=2)
+    assert sorted(r["key"] for r in rows) == sorted(t.key for t in tasks)
