@@ -265,7 +265,12 @@ class Sweep:
         self._execute(payload, chunks, len(pending), the_store, progress, executor=executor, workers=workers,
                       address=address, client=client)
         del chunks, pending
-        return self._table(the_store.finished(keys), keys, metrics)
+        if metrics is not None and isinstance(the_store, MemoryStore | ParquetStore):
+            # Only the columns the table shows are read back (a user's Store returns them all).
+            rows = the_store.finished(keys, columns=["key", "status", "error", *metrics])
+        else:
+            rows = the_store.finished(keys)
+        return self._table(rows, keys, metrics)
 
     @staticmethod
     def _check_metrics(metrics: Sequence[str] | None, known: set[str] | None) -> None:

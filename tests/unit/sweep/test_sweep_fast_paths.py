@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+import pandas as pd
 import pytest
 from sweep_toys import ToyEvaluator
 
@@ -13,6 +14,7 @@ from archsim.sweep import Sweep, _Chunks
 from archsim.sweep.evaluate import ChunkPayload, evaluate_chunk
 from archsim.sweep.executors import execute
 from archsim.sweep.points import PointBuilder, apply_overrides
+from archsim.sweep.store import ParquetStore
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +100,18 @@ def test_process_pool_keeps_a_window_and_still_runs_every_chunk(v100):
     execute(payload, _Chunks(sweep, [t.key for t in tasks], list(range(9)), 1), rows.extend,
             executor="processes", workers=2)
     assert sorted(r["key"] for r in rows) == sorted(t.key for t in tasks)
+
+
+@pytest.mark.parametrize("store", ["memory", "parquet"])
+def test_table_of_chosen_metrics_reads_only_their_columns_and_equals_the_full_read(v100, tmp_path, store):
+    # 2 SM counts x 2 L2 sizes (5,000,000 B is no multiple of 16 ways x 128 B: invalid points, no metrics).
+    axes = {"gpu.sm_count": [40, 80], "gpu.l2.size": ["6 MiB", "5000000 B"]}
+    where = None if store == "memory" else tmp_path / "s"
+    full = Sweep(v100, axes).run((1e12, 1e9), executor="serial", evaluator=ToyEvaluator(), progress=False)
+    chosen = Sweep(v100, axes).run((1e12, 1e9), executor="serial", evaluator=ToyEvaluator(), progress=False,
+                                   metrics=["latency_s"], store=where)
+    expected = full[full["metric"] == "latency_s"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(chosen, expected, check_exact=True)
+    assert set(chosen["status"]) == {"ok", "invalid"}
+    if where is not None:
+        assert list(ParquetStore(where).finished(columns=["key", "latency_s", "nope"]).columns) == ["key", "latency_s"]
