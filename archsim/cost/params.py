@@ -110,7 +110,10 @@ class GPUParams:
         (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
         see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
         """
-        table = np.asarray([_gpu_row(g) for g in devices], dtype=np.float64).reshape(len(devices), -1)
+        # Sweep points share the base's untouched sub-tables (archsim.sweep.points), so the parts of
+        # a row read from one sub-table alone are computed once per distinct instance in this call.
+        memo: dict = {}
+        table = np.asarray([_gpu_row(g, memo) for g in devices], dtype=np.float64).reshape(len(devices), -1)
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
             raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
                               f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
@@ -144,9 +147,15 @@ _GPU_SCALARS = (
 _GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j")
 
 
-def _gpu_row(g: GPUDevice) -> list[float]:
+def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
-    (one per precision), each read from its named field once, on-chip energies scaled to the node."""
+    (one per precision), each read from its named field once, on-chip energies scaled to the node.
+
+    ``memo`` (owned by the caller, keyed by the ``id`` of sub-objects that the caller keeps alive)
+    holds the per-precision parts that depend on one sub-object only: the same floats, computed once.
+    """
+    if memo is None:
+        memo = {}
     sm, l1, l2, dram, eff, en = g.sm, g.sm.l1, g.l2, g.dram, g.efficiency, g.energy
     s = en.scale
     clock = g.clock_hz
@@ -171,14 +180,22 @@ def _gpu_row(g: GPUDevice) -> list[float]:
         g.static_power_w + dram.background_power_w,
     ]
     row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
-    row += [2.0 * lanes.get(p, 0) for p in PRECISIONS]
+    key = ("lanes", id(sm))
+    if (part := memo.get(key)) is None:
+        part = memo[key] = [2.0 * lanes.get(p, 0) for p in PRECISIONS]
+    row += part
     # Tensor-Core FLOP per SM-clock cycle: the cost functions time every unit at clock_hz, so a Tensor
     # Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
     tensor_per_clock = g.tensor_clock / clock
-    row += [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
-    vj, tj = en.vector_flop_j, en.tensor_flop_j
-    row += [_energy(vj, p, s) for p in PRECISIONS]
-    row += [_energy(tj, p, s) for p in PRECISIONS]
+    key = ("tensor", id(g.tensor_core), tensor_per_clock)
+    if (part := memo.get(key)) is None:
+        part = memo[key] = [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
+    row += part
+    key = ("energy", id(en))
+    if (part := memo.get(key)) is None:
+        vj, tj = en.vector_flop_j, en.tensor_flop_j
+        part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
+    row += part
     return row
 
 

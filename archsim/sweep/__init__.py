@@ -147,15 +147,27 @@ class Sweep:
         return frame
 
     def _tasks(self, work: Any, evaluator_key: str) -> list[PointTask]:
-        from archsim._version import __version__
+        """Every point's task, in point order (a sweep's run builds them chunk by chunk instead)."""
+        keys = self._keys(work, evaluator_key)
+        return _Chunks(self, keys, list(range(len(keys))), max(1, len(keys)))[0] if keys else []
 
-        base_hash = self.base.content_hash()
+    def _axes_by_target(self) -> tuple[list[tuple[int, Axis]], list[tuple[int, Axis]]]:
         hw_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "hardware"]
         # software axes travel with the workload parameters: a point's work is built and its profile
         # updated together (archsim.sweep.evaluate.evaluate_chunk)
         wl_axes = [(j, a) for j, a in enumerate(self.axes) if a.target in ("workload", "software")]
+        return hw_axes, wl_axes
+
+    def _keys(self, work: Any, evaluator_key: str) -> list[str]:
+        """The store key of every point, in point order. Only the keys are kept: the tasks (their
+        overrides) are rebuilt per chunk when it is sent (:class:`_Chunks`), so a sweep of 1M points
+        does not hold 1M tasks."""
+        from archsim._version import __version__
+
+        base_hash = self.base.content_hash()
+        hw_axes, wl_axes = self._axes_by_target()
         work_keys: dict[tuple[tuple[str, Any], ...], str] = {}
-        tasks = []
+        keys = []
         for values in self._values:
             overrides = tuple((a.path, a.encode(values[j])) for j, a in hw_axes)
             params = tuple(sorted((str(a.path[0]), values[j]) for j, a in wl_axes))
@@ -163,9 +175,8 @@ class Sweep:
                 sw = [(k, v) for k, v in params if k.startswith("software.")]
                 wl = dict((k, v) for k, v in params if not k.startswith("software."))
                 work_keys[params] = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
-            key = point_key(base_hash, overrides, work_keys[params], evaluator_key, __version__)
-            tasks.append(PointTask(key, overrides, params))
-        return tasks
+            keys.append(point_key(base_hash, overrides, work_keys[params], evaluator_key, __version__))
+        return keys
 
     def _work(self, work: Any) -> Any:
         has_workload_axes = any(a.target == "workload" for a in self.axes)
@@ -221,18 +232,17 @@ class Sweep:
         work = self._work(work)
         if isinstance(work, ZooWorkload):
             work.check([str(a.path[0]) for a in self.axes if a.target == "workload"])
-        tasks = self._tasks(work, ev.key)
-        keys = [t.key for t in tasks]
+        keys = self._keys(work, ev.key)
         the_store = self._open_store(store)
         locked = store_lock(the_store.path) if isinstance(the_store, ParquetStore) else contextlib.nullcontext()
         with locked:
             if isinstance(the_store, ParquetStore):
                 the_store.recover()
-            return self._run_locked(the_store, store, tasks, keys, resume, executor, workers, address, client,
+            return self._run_locked(the_store, store, keys, resume, executor, workers, address, client,
                                     chunk_size, engine if evaluator is None else "roofline", work, ev, progress,
                                     metrics)
 
-    def _run_locked(self, the_store: Store, store: Any, tasks: list[PointTask], keys: list[str], resume: bool,
+    def _run_locked(self, the_store: Store, store: Any, keys: list[str], resume: bool,
                     executor: str, workers: int | None, address: str | None, client: Any, chunk_size: int | None,
                     engine: str, work: Any, ev: Evaluator, progress: bool | None,
                     metrics: Sequence[str] | None) -> pd.DataFrame:
@@ -240,19 +250,27 @@ class Sweep:
         if not resume and not existing.empty:
             raise SweepError(f"the store {store} already holds results: pass resume=True to reuse them, "
                              "or choose another directory")
-        finished = set(existing["key"]) & set(keys)
-        todo: dict[str, PointTask] = {}
-        for t in tasks:
-            if t.key not in finished and t.key not in todo:
-                todo[t.key] = t
-        pending = list(todo.values())
+        # The first point of each key not finished yet, by index (the tasks are built per chunk).
+        seen = set(existing["key"])
+        pending: list[int] = []
+        for i, key in enumerate(keys):
+            if key not in seen:
+                seen.add(key)
+                pending.append(i)
+        del seen, existing
         n_workers = 1 if executor == "serial" else (workers or default_workers())
         size = chunk_size if chunk_size is not None else self._chunk_size(len(pending), n_workers, engine)
-        chunks = [pending[i:i + size] for i in range(0, len(pending), size)]
+        chunks = _Chunks(self, keys, pending, size)
         payload = ChunkPayload(self.base.model_dump(), work, ev)
-        self._execute(payload, chunks, the_store, progress, executor=executor, workers=workers,
+        self._execute(payload, chunks, len(pending), the_store, progress, executor=executor, workers=workers,
                       address=address, client=client)
-        return self._table(the_store.finished(keys), keys, metrics)
+        del chunks, pending
+        if metrics is not None and isinstance(the_store, MemoryStore | ParquetStore):
+            # Only the columns the table shows are read back (a user's Store returns them all).
+            rows = the_store.finished(keys, columns=["key", "status", "error", *metrics])
+        else:
+            rows = the_store.finished(keys)
+        return self._table(rows, keys, metrics)
 
     @staticmethod
     def _check_metrics(metrics: Sequence[str] | None, known: set[str] | None) -> None:
@@ -287,11 +305,10 @@ class Sweep:
         raise SweepError(f"store must be a directory or a Store, got {type(store).__name__}")
 
     @staticmethod
-    def _execute(payload: ChunkPayload, chunks: list[list[PointTask]], store: Store, progress: bool | None,
-                 **how: Any) -> None:
+    def _execute(payload: ChunkPayload, chunks: Sequence[list[PointTask]], total: int, store: Store,
+                 progress: bool | None, **how: Any) -> None:
         from tqdm.auto import tqdm
 
-        total = sum(len(c) for c in chunks)
         # disable=None is tqdm's "only on a terminal"; sweeps of one chunk finish before a bar helps.
         disable = (None if len(chunks) > 1 else True) if progress is None else not progress
         with tqdm(total=total, unit="pt", desc="sweep", disable=disable) as bar:
@@ -333,3 +350,25 @@ class Sweep:
         tidy["metric"] = pd.Series(np.tile(np.asarray(chosen, dtype=object), n))  # dtype as melt infers it
         tidy["value"] = wide[chosen].to_numpy(dtype=float).reshape(-1)
         return tidy
+
+
+class _Chunks(Sequence[list[PointTask]]):
+    """The chunks of a run as a sequence whose items are built when read: chunk ``i`` is the tasks of
+    the points ``pending[i * size:(i + 1) * size]`` (their keys from ``keys``), so only the chunks
+    in flight exist at once (the process executor keeps a few per worker queued)."""
+
+    def __init__(self, sweep: Sweep, keys: list[str], pending: list[int], size: int) -> None:
+        self._sweep, self._keys, self._pending, self._size = sweep, keys, pending, size
+        self._hw_axes, self._wl_axes = sweep._axes_by_target()
+
+    def __len__(self) -> int:
+        return math.ceil(len(self._pending) / self._size)
+
+    def __getitem__(self, i: int) -> list[PointTask]:  # type: ignore[override]
+        if not isinstance(i, int) or not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        values, keys = self._sweep._values, self._keys
+        return [PointTask(keys[p], tuple((a.path, a.encode(values[p][j])) for j, a in self._hw_axes),
+                          tuple(sorted((str(a.path[0]), values[p][j]) for j, a in self._wl_axes)))
+                for p in self._pending[i * self._size:(i + 1) * self._size]]

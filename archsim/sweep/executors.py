@@ -16,6 +16,7 @@ chunk's rows as soon as it completes (that is what makes the store incremental).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import os
 import re
@@ -32,6 +33,8 @@ __all__ = ["EXECUTORS", "execute", "default_workers"]
 EXECUTORS: tuple[str, ...] = ("serial", "processes", "dask")
 
 OnDone = Callable[[list[dict[str, Any]]], None]
+
+_IN_FLIGHT_PER_WORKER = 2  # queued chunks per process worker: one running, one ready to start
 
 
 def default_workers() -> int:
@@ -67,10 +70,16 @@ def _processes(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=context,
                              initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
-        pending = {pool.submit(evaluate_chunk, payload, chunk) for chunk in chunks}
+        # A few chunks per worker in flight, the next submitted as one finishes: a chunk's tasks
+        # exist only from its submission to its result (a sweep's chunks may be built when read).
+        todo = iter(chunks)
+        pending = {pool.submit(evaluate_chunk, payload, chunk)
+                   for chunk in itertools.islice(todo, _IN_FLIGHT_PER_WORKER * workers)}
         try:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for chunk in itertools.islice(todo, len(done)):
+                    pending.add(pool.submit(evaluate_chunk, payload, chunk))
                 for fut in done:
                     on_done(fut.result())
         except BaseException:

@@ -82,9 +82,13 @@ def store_lock(path: str | os.PathLike[str], what: str = "sweep store") -> Itera
 def point_key(base_hash: str, overrides: Sequence[tuple[Sequence[Any], Any]], work: str, evaluator: str,
               version: str) -> str:
     """The content hash that identifies one point's result."""
-    text = json.dumps([base_hash, [[list(p), v] for p, v in overrides], work, evaluator, version],
-                      sort_keys=True, separators=(",", ":"), default=repr)
+    text = _KEY_JSON([base_hash, [[list(p), v] for p, v in overrides], work, evaluator, version])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+# What ``json.dumps(..., sort_keys=True, separators=(",", ":"), default=repr)`` builds on every call,
+# made once (the encoder keeps no state between calls): 7 instead of 11 us per point key.
+_KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr).encode
 
 
 class Store(Protocol):
@@ -102,6 +106,15 @@ def _frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
+def _columns(frame: pd.DataFrame, columns: Sequence[str] | None) -> pd.DataFrame:
+    """``frame`` with only ``columns`` (those it has, in its own order); all of them for ``None``.
+    A sweep's table reads back only the metrics it shows: a 1M-point store holds ~18 columns."""
+    if columns is None:
+        return frame
+    wanted = set(columns)
+    return frame[[c for c in frame.columns if c in wanted]]
+
+
 def _select(frame: pd.DataFrame, keys: Iterable[str] | None) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=["key", "status", "error"])
@@ -117,8 +130,10 @@ class MemoryStore:
     def __init__(self) -> None:
         self._frames: list[pd.DataFrame] = []
 
-    def finished(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
-        frame = pd.concat(self._frames, ignore_index=True) if self._frames else pd.DataFrame()
+    def finished(self, keys: Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The finished rows (of ``keys`` if given; only ``columns`` of them, where given, that exist)."""
+        frames = [_columns(f, columns) for f in self._frames]
+        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return _select(frame, keys)
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -192,7 +207,7 @@ class ParquetStore:
         self.problems.append(message)
         warnings.warn(message, StoreWarning, stacklevel=4)
 
-    def _read(self, path: Path, sums: Mapping[str, str]) -> pd.DataFrame | None:
+    def _read(self, path: Path, sums: Mapping[str, str], columns: Sequence[str] | None = None) -> pd.DataFrame | None:
         try:
             st = path.stat()
         except OSError:
@@ -221,11 +236,12 @@ class ParquetStore:
             self._report(path, "has no key/status columns")
             return None
         self._verified[path.name] = (st.st_size, st.st_mtime_ns, sums[path.name])
-        return frame
+        return _columns(frame, columns)
 
-    def finished(self, keys: Iterable[str] | None = None) -> pd.DataFrame:
+    def finished(self, keys: Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """The finished rows (of ``keys`` if given; only ``columns`` of them, where given, that exist)."""
         sums = self._checksums()
-        frames = [f for f in (self._read(p, sums) for p in self.files()) if f is not None]
+        frames = [f for f in (self._read(p, sums, columns) for p in self.files()) if f is not None]
         frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return _select(frame, keys)
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 
+import pandas as pd
 import pytest
 from sweep_toys import ToyEvaluator
 
 from archsim.errors import SchemaError
 from archsim.presets import load_preset, validate_hardware
-from archsim.sweep import Sweep
+from archsim.sweep import Sweep, _Chunks
 from archsim.sweep.evaluate import ChunkPayload, evaluate_chunk
+from archsim.sweep.executors import execute
 from archsim.sweep.points import PointBuilder, apply_overrides
+from archsim.sweep.store import ParquetStore, point_key
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +81,48 @@ def test_serial_chunks_are_the_engine_maximum():
     assert Sweep._chunk_size(10_000, 2, "roofline") == 1024
     assert Sweep._chunk_size(1_000, 2, "roofline") == 125  # four chunks per worker
     assert Sweep._chunk_size(100, 1, "des") == 16
+
+
+def test_chunks_are_built_when_read_and_match_the_tasks(v100):
+    # 3 SM counts x 2 bandwidths = 6 points; chunks of 4 -> [4 points, 2 points].
+    sweep = Sweep(v100, {"gpu.sm_count": [40, 60, 80], "gpu.dram.bandwidth": ["600 GB/s", "700 GB/s"]})
+    tasks = sweep._tasks((1e12, 1e9), "toy-v1")
+    chunks = _Chunks(sweep, [t.key for t in tasks], list(range(6)), 4)
+    assert len(chunks) == 2 and list(chunks) == [tasks[:4], tasks[4:]] and chunks[-1] == tasks[4:]
+    with pytest.raises(IndexError):
+        chunks[2]
+
+
+def test_process_pool_keeps_a_window_and_still_runs_every_chunk(v100):
+    # 9 chunks of 1 point, 2 workers: 4 in flight at first (2 per worker), every row comes back once.
+    sweep = Sweep(v100, {"gpu.sm_count": list(range(40, 49))})
+    payload = ChunkPayload(v100.model_dump(), (1e12, 1e9), ToyEvaluator())
+    tasks = sweep._tasks((1e12, 1e9), "toy-v1")
+    rows: list = []
+    execute(payload, _Chunks(sweep, [t.key for t in tasks], list(range(9)), 1), rows.extend,
+            executor="processes", workers=2)
+    assert sorted(r["key"] for r in rows) == sorted(t.key for t in tasks)
+
+
+@pytest.mark.parametrize("store", ["memory", "parquet"])
+def test_table_of_chosen_metrics_reads_only_their_columns_and_equals_the_full_read(v100, tmp_path, store):
+    # 2 SM counts x 2 L2 sizes (5,000,000 B is no multiple of 16 ways x 128 B: invalid points, no metrics).
+    axes = {"gpu.sm_count": [40, 80], "gpu.l2.size": ["6 MiB", "5000000 B"]}
+    where = None if store == "memory" else tmp_path / "s"
+    full = Sweep(v100, axes).run((1e12, 1e9), executor="serial", evaluator=ToyEvaluator(), progress=False)
+    chosen = Sweep(v100, axes).run((1e12, 1e9), executor="serial", evaluator=ToyEvaluator(), progress=False,
+                                   metrics=["latency_s"], store=where)
+    expected = full[full["metric"] == "latency_s"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(chosen, expected, check_exact=True)
+    assert set(chosen["status"]) == {"ok", "invalid"}
+    if where is not None:
+        assert list(ParquetStore(where).finished(columns=["key", "latency_s", "nope"]).columns) == ["key", "latency_s"]
+
+
+@pytest.mark.parametrize("overrides", [(), ((("dram", "bandwidth"), "6e+11 B/s"), (("sm_count",), 80)),
+                                       ((("l2",), {"size": "6 MiB", "ways": 16}), (("x", 0), float("nan")))])
+def test_point_key_text_is_the_json_dumps_one(overrides):
+    # The encoder made once must write what json.dumps wrote (stores keep these keys across versions).
+    text = json.dumps(["h" * 64, [[list(p), v] for p, v in overrides], "w", "roofline", "0"],
+                      sort_keys=True, separators=(",", ":"), default=repr)
+    assert point_key("h" * 64, overrides, "w", "roofline", "0") == hashlib.sha256(text.encode()).hexdigest()
