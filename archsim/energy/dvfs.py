@@ -135,12 +135,50 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
         return board + leak * leak_v + clk * r * rel2 + (onchip * rel2 + offchip) / time - limit
 
     lo = np.broadcast_to(min_ratio, one.shape)[idx].astype(np.float64)
+    out = one.copy()
+    if lo.size <= SCALAR_POINTS:
+        # A few points (a lone estimate): the same bisection in Python floats, element by element.
+        # numpy spends ~10 us of call overhead per array operation on one-element arrays; float
+        # arithmetic in the same order gives the same IEEE results (tested against the array path).
+        terms = (vmin, slope, f0, knee, vmax, fixed, clock_s, memory_s, excess, board, leak, clk, onchip,
+                 offchip, limit, np.broadcast_to(n, lo.shape))
+        out[idx] = [_bisect(lo_i, *args, cube) for lo_i, *args in zip(lo.tolist(), *(t.tolist() for t in terms),
+                                                                     strict=True)]
+        return out
     hi = np.ones_like(lo)
     for _ in range(BISECTION_STEPS):
         mid = 0.5 * (lo + hi)
         fits = excess_power(mid) <= 0
         lo = np.where(fits, mid, lo)
         hi = np.where(fits, hi, mid)
-    out = one.copy()
     out[idx] = lo
     return out
+
+
+SCALAR_POINTS = 8
+"""Over-limit points up to which :func:`solve_clock` bisects in Python floats instead of arrays."""
+
+
+def _fmax(a: float, b: float) -> float:
+    # np.maximum on floats: NaN if either is NaN, else the larger.
+    if a != a or b != b:
+        return float("nan")
+    return a if a >= b else b
+
+
+def _bisect(lo: float, vmin: float, slope: float, f0: float, knee: float, vmax: float, fixed: float,
+            clock_s: float, memory_s: float, excess: float, board: float, leak: float, clk: float, onchip: float,
+            offchip: float, limit: float, n: float, cube: bool) -> float:
+    """One point of :func:`solve_clock`'s bisection, with its ``excess_power`` in the same operation order."""
+    hi = 1.0
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        rel = (vmin + slope * _fmax(f0 * mid - knee, 0.0)) / vmax
+        rel2 = rel * rel
+        time = fixed + _fmax(clock_s / mid, memory_s) + excess / mid
+        leak_v = rel2 * rel if cube else rel ** n
+        if board + leak * leak_v + clk * mid * rel2 + (onchip * rel2 + offchip) / time - limit <= 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo

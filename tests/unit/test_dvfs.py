@@ -106,3 +106,25 @@ def test_device_without_power_model_is_unchanged():
     v100 = load_preset("gpu/v100-sxm2-16gb").model_copy(update={"power": None})
     r = archsim.estimate(archsim.ops.Gemm(4096, 4096, 4096, dtype="fp16"), v100)
     assert "clock_hz" not in r.ops[0].extra and "leakage" not in r.energy_breakdown_j
+
+
+def test_few_point_bisection_equals_the_array_bisection():
+    # solve_clock bisects up to SCALAR_POINTS over-limit points in Python floats, more as arrays: the
+    # same operations in the same order, so each point's clock is the same float either way.
+    from archsim.energy import dvfs
+
+    rng = np.random.default_rng(7)
+    n = 3 * dvfs.SCALAR_POINTS
+    u = lambda lo, hi: rng.uniform(lo, hi, n)  # noqa: E731
+    t = PowerTerms(nominal_hz=u(0.5e9, 2e9), fixed_s=u(0, 1e-6), clock_s=u(1e-6, 1e-3), memory_s=u(0, 1e-3),
+                   excess_s=u(0, 1e-5), onchip_j=u(0, 0.5), offchip_j=u(0, 0.1), board_w=u(10, 60),
+                   leakage_w=u(5, 50), clock_w=u(5, 50), leakage_exponent=np.where(u(0, 1) < 0.5, 3.0, 2.5),
+                   curve=VFCurve(u(0.6, 0.8), u(0.9, 1.1), u(0.3e9, 0.9e9), u(1.5e9, 2.5e9)))
+    limit, floor = u(50, 400), u(0.05, 0.3)
+    together = solve_clock(t, limit, floor)  # every over-limit point in one array pass
+    assert np.count_nonzero(together < 1.0) > dvfs.SCALAR_POINTS
+    for i in range(n):
+        one = PowerTerms(**{k: (v if k == "curve" else v[i:i + 1]) for k, v in vars(t).items() if k != "curve"},
+                         curve=VFCurve(*(getattr(t.curve, f)[i:i + 1] for f in ("v_min", "v_max", "knee_hz",
+                                                                                 "vmax_hz"))))
+        assert solve_clock(one, limit[i:i + 1], floor[i:i + 1])[0] == together[i], i
