@@ -156,7 +156,14 @@ def _tile_table() -> tuple[np.ndarray, ...]:
     # Accumulators, double-buffered operand fragments (half the accumulator count) and ~32 registers of
     # addressing and loop state: the register budget CUTLASS's warp-level MMA reports in ptxas -v.
     regs = acc + np.ceil(acc / 2.0) + 32.0
-    return bm_a, bn_a, threads, regs, s_a
+    table = (bm_a, bn_a, threads, regs, s_a)
+    for column in table:
+        column.flags.writeable = False  # a constant of the catalogue, shared by every call
+    return table
+
+
+TILE_TABLE = _tile_table()
+"""The candidate table of :func:`_tile_table`, built once at import (read-only arrays)."""
 
 
 _OCCUPANCY_FIELDS = ("warp_size", "max_warps", "registers_per_sm", "shared_memory_bytes", "max_blocks",
@@ -201,7 +208,7 @@ def library_candidates(library: str) -> np.ndarray | None:
         return None
     if library != CONV_LIBRARY:
         raise ValueError(f"unknown GEMM kernel library {library!r}; known: {GEMM_LIBRARY}, {CONV_LIBRARY}")
-    bm, bn, _, _, split = _tile_table()
+    bm, bn, _, _, split = TILE_TABLE
     keep = np.zeros(len(bm), dtype=bool)
     for tbm, tbn in CONV_TILES:
         keep |= (bm == tbm) & (bn == tbn)
@@ -221,7 +228,7 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     cols = [np.tile(getattr(p, f), repeat) for f in _OCCUPANCY_FIELDS] + [a_bytes, b_bytes]
     keys, inverse = _unique_rows(np.stack(cols, axis=1))
     sub = {f: keys[:, i] for i, f in enumerate(_OCCUPANCY_FIELDS)}
-    bm, bn, threads, regs, _ = (v[None, :] for v in _tile_table())
+    bm, bn, threads, regs, _ = (v[None, :] for v in TILE_TABLE)
     a_u, b_u = keys[:, -2:-1], keys[:, -1:]
     bk = K_SLICE_BYTES / np.maximum(a_u, b_u)
     smem = sub["gemm_pipeline_stages"][:, None] * ((bm * a_u + bn * b_u) * bk)
@@ -300,7 +307,7 @@ def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.nda
     # Fresh writable copies: numba compiles one specialisation per array flags, read-only included.
     dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()
     a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (rows,)).copy()
-    bm, bn, threads, _, split = _tile_table()
+    bm, bn, threads, _, split = TILE_TABLE
     table = np.stack([bm, bn, threads, split])
     if candidates is not None:
         table = np.ascontiguousarray(table[:, candidates])
