@@ -129,11 +129,16 @@ class TensorSpec:
     dtype: DType = DType.fp32
 
     def __post_init__(self) -> None:
-        if isinstance(self.shape, str | bytes) or not isinstance(self.shape, Iterable):
-            raise WorkloadError(f"shape: expected a tuple of ints, got {self.shape!r}")
-        shape = tuple(as_int(d, f"shape[{i}]", minimum=1) for i, d in enumerate(self.shape))
-        object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "dtype", DType.parse(self.dtype))
+        shape = self.shape
+        # Ops build many specs from their own (already checked) int fields: a tuple of plain ints in
+        # range is what the checks below would return, so it is kept as it is.
+        if not (type(shape) is tuple and all(type(d) is int and 1 <= d <= MAX_EXTENT for d in shape)):
+            if isinstance(shape, str | bytes) or not isinstance(shape, Iterable):
+                raise WorkloadError(f"shape: expected a tuple of ints, got {shape!r}")
+            shape = tuple(as_int(d, f"shape[{i}]", minimum=1) for i, d in enumerate(shape))
+            object.__setattr__(self, "shape", shape)
+        if type(self.dtype) is not DType:
+            object.__setattr__(self, "dtype", DType.parse(self.dtype))
 
     @property
     def numel(self) -> int:
