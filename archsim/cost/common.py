@@ -21,7 +21,11 @@ def flop_classes(op: Any) -> tuple[float, float, float]:
 
 def io_bytes(op: Any) -> tuple[float, float]:
     """(input, output) bytes of ``op``: every input read once, every output written once."""
-    return float(sum(t.bytes for t in op.inputs())), float(sum(t.bytes for t in op.outputs()))
+    totals = getattr(op, "io_totals", None)  # archsim ops keep the sums (workload.ops.base.Op.io_totals)
+    if totals is None:
+        return float(sum(t.bytes for t in op.inputs())), float(sum(t.bytes for t in op.outputs()))
+    read, written = totals()
+    return float(read), float(written)
 
 
 def write_fraction(op: Any) -> float:

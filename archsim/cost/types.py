@@ -155,18 +155,23 @@ class CostArrays:
         times = {k: float(v[i]) for k, v in self.time_by_unit_s.items()}
         breakdown = {k: float(v[i]) for k, v in self.energy_breakdown_j.items()}
         extra = {k: float(v[i]) for k, v in self.extra.items()}
+        latency = float(self.latency_s[i])
         host = False
         if self.dispatch_s is not None:
-            extra["host_dispatch_s"] = float(self.dispatch_s[i])
-            host = bool(self.dispatch_bound()[i])
+            dispatch = extra["host_dispatch_s"] = float(self.dispatch_s[i])
+            host = dispatch > 0 and dispatch >= latency  # dispatch_bound() at point i
+        flop_by_unit = {k: float(v[i]) for k, v in self.flop_by_unit.items()}
+        executed = 0.0  # flop_executed() at point i: the same additions, in order
+        for v in flop_by_unit.values():
+            executed = executed + v
         return OpCost(
             name=name, kind=self.kind, phase=phase, device=self.device,
-            flop=float(self.flop_executed()[i]) if self.flop_by_unit else float(self.flop),
+            flop=executed if self.flop_by_unit else float(self.flop),
             flop_nominal=float(self.flop),
-            latency_s=float(self.latency_s[i]), bound="overhead" if host else _bound(times) or self.bounds()[i],
+            latency_s=latency, bound="overhead" if host else _bound(times) or self.bounds()[i],
             time_by_unit_s=times,
             bytes_by_level={k: float(v[i]) for k, v in self.bytes_by_level.items()},
-            actions=Actions(flop={k: float(v[i]) for k, v in self.flop_by_unit.items()},
+            actions=Actions(flop=flop_by_unit,
                             read_bytes={k: float(v[i]) for k, v in self.read_bytes.items()},
                             write_bytes={k: float(v[i]) for k, v in self.write_bytes.items()},
                             dram_activations=float(self.dram_activations[i]),

@@ -138,8 +138,22 @@ class Op:
 
     def min_bytes(self) -> int:
         """Compulsory bytes: every input read once and every output written once, in bytes."""
-        total = sum(t.bytes for t in self.inputs()) + sum(t.bytes for t in self.outputs())
-        return int(math.ceil(total))
+        read, written = self.io_totals()
+        return int(math.ceil(read + written))
+
+    def io_totals(self) -> tuple[float, float]:
+        """(bytes of :meth:`inputs`, bytes of :meth:`outputs`), each the plain sum of its tensors'
+        bytes (an int, or a float for odd sub-byte tensors).
+
+        Computed once per op object (a graph's ops are priced on every estimate and each pricing
+        asks for them) and kept in the instance ``__dict__`` under a non-field key: the dataclass's
+        ``==``, ``hash``, ``repr``, ``fields`` and ``replace`` see only fields, and the op is frozen.
+        """
+        cached = self.__dict__.get("_io_totals")
+        if cached is None:
+            cached = self.__dict__["_io_totals"] = (sum(t.bytes for t in self.inputs()),
+                                                    sum(t.bytes for t in self.outputs()))
+        return cached
 
     def param_count(self) -> int:
         """Learnable parameters this op owns (0 for backward and update ops)."""
