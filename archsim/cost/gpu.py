@@ -17,6 +17,12 @@ precision that neither unit lists (fp16 on a Fermi GTX 580, bf16 on Volta) is an
 faster than fp32. A streaming op's precision the CUDA cores do not list runs at the fp32 lane rate
 and is priced at the fp32 energy: frameworks up-convert such elementwise work.
 
+The accumulator (an op's ``accumulate_dtype``; default fp32 / int32) keys the Tensor Core rate and MAC
+energy with the input precision: fp16 accumulation of fp16 / fp8 inputs takes
+``tensor_core.fp16_accumulate_flop_per_cycle_per_sm`` (GeForce: twice the fp32-accumulate rate) and
+``energy.tensor_flop_fp16_accumulate``, counted under ``"tensor:<input>:fp16"``; the default keeps
+``"tensor:<input>"`` and today's tables. CUDA-core math is not affected.
+
 Register-file traffic (for energy) is 3 operand accesses per 2 vector FLOP (an FMA reads two
 operands and the accumulator... counted as 1.5 elements per FLOP) plus, for tiled kernels, each
 shared-memory byte written into and read out of registers once (2 x the L1 bytes).
