@@ -148,7 +148,8 @@ def power_section(folder: Path) -> Section | None:
         "predicted with the stock presets gpu/a40-48gb and gpu/l40-48gb (archsim.estimate of an explicit Kernel "
         "per point: time model + power model + governor); measured: gpu-benches commit 1c36d50 (NVML max power, "
         "median clock of 21 samples)",
-        "development set: power fields were fitted on these points (validation/power_fit.py: 4 on the A40, 3 on the L40)",
+        "development set: power fields were fitted on these points (validation/power_fit.py: 4 on the A40, "
+        "3 on the L40)",
         "L40 device 1 runs at 350 W (L40S-class limit and 2520 MHz boost): evaluated with power_limit = 350 W, "
         "reported without a budget",
         f"largest clock error within the budgeted families: {worst:.1f} %",
