@@ -162,3 +162,18 @@ def test_fp16_accumulate_table_only_for_fp16_and_fp8_inputs():
     p = GPUParams.from_devices([presets.load_preset("gpu/mi210")])
     assert p.tensor_fp16_accumulate_flop_per_cycle_per_sm["fp16"] == p.tensor_flop_per_cycle_per_sm["fp16"]
     assert p.tensor_fp16_accumulate_flop_j["fp16"] == p.tensor_flop_j["fp16"]
+
+
+def test_graph_mixing_accumulators_runs_through_both_engines():
+    from archsim.workload.graph import OpGraph
+
+    g = ops.Gemm(4096, 4096, 4096, dtype="fp16", weight=True, accumulate_dtype="fp16")
+    graph = OpGraph("mix", (g, ops.Gemm(4096, 4096, 4096, dtype="fp16"), *g.backward()))
+    gpu = _unlimited("gpu/rtx-4090")
+    for engine in ("roofline", "des"):
+        r = archsim.estimate(graph, gpu, engine=engine)
+        narrow, wide, d_a, d_b = (o.latency_s for o in r.ops)
+        # Compute-bound 4096^3 GEMMs: the fp16-accumulate ones (forward and both gradients) take about half.
+        assert wide / narrow == pytest.approx(2.0, rel=0.02)
+        assert d_a == pytest.approx(narrow, rel=0.02) and d_b == pytest.approx(narrow, rel=0.02)
+        assert r.energy_j == pytest.approx(sum(o.energy_j for o in r.ops), rel=1e-9)
