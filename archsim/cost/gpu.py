@@ -17,6 +17,12 @@ precision that neither unit lists (fp16 on a Fermi GTX 580, bf16 on Volta) is an
 faster than fp32. A streaming op's precision the CUDA cores do not list runs at the fp32 lane rate
 and is priced at the fp32 energy: frameworks up-convert such elementwise work.
 
+The accumulator (an op's ``accumulate_dtype``; default fp32 / int32) keys the Tensor Core rate and MAC
+energy with the input precision: fp16 accumulation of fp16 / fp8 inputs takes
+``tensor_core.fp16_accumulate_flop_per_cycle_per_sm`` (GeForce: twice the fp32-accumulate rate) and
+``energy.tensor_flop_fp16_accumulate``, counted under ``"tensor:<input>:fp16"``; the default keeps
+``"tensor:<input>"`` and today's tables. CUDA-core math is not affected.
+
 Register-file traffic (for energy) is 3 operand accesses per 2 vector FLOP (an FMA reads two
 operands and the accumulator... counted as 1.5 elements per FLOP) plus, for tiled kernels, each
 shared-memory byte written into and read out of registers once (2 x the L1 bytes).
@@ -72,9 +78,12 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     prices = _prices(p)
     flop_j = {}
     for key in flop_units:
+        # "tensor:<input>" accumulates in fp32 (int32); "tensor:<input>:fp16" in fp16 (tensor_key).
         unit, _, prec = key.partition(":")
+        prec, _, acc = prec.partition(":")
         flop_j[key] = (p.special_flop_j if unit == "special"
-                       else p.tensor_flop_j[prec] if unit == "tensor" else p.vector_flop_j[prec])
+                       else (p.tensor_fp16_accumulate_flop_j if acc else p.tensor_flop_j)[prec] if unit == "tensor"
+                       else p.vector_flop_j[prec])
     # The host's dispatch of the launches overlaps the previous kernels (asynchronous launches) and
     # is exposed only where it outlasts this kernel plus its launch latency (archsim.cost.dispatch).
     dispatch = launches * p.host_dispatch_s
@@ -102,13 +111,34 @@ def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarra
     mm = float(op.flop_breakdown().get("matmul", 0))
     parts = gemm_parts(p, precision_of(op), op.label, shape.m, shape.n, shape.k, shape.batch, shape.a_bytes,
                        shape.b_bytes, shape.c_bytes, dram_bytes + extra_dram_bytes, a_stream, extra_vector_flop, mm,
-                       library=library)
+                       library=library, accumulate=narrow_accumulate(op))
     return _finish(op, p, *parts)
 
 
-def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point."""
-    tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
+def narrow_accumulate(op: Any) -> str | None:
+    """``"fp16"`` when the op's matrix products accumulate in fp16 (``accumulate_dtype="fp16"``), else
+    ``None`` (the default wide accumulator, fp32 or int32, however it was spelled)."""
+    # fp16 is the one narrow accumulator (ACCUMULATE_DTYPES): an explicit "fp32" is the default.
+    return "fp16" if getattr(op, "accumulate_dtype", None) == "fp16" else None
+
+
+def tensor_key(prec: str, accumulate: str | None) -> str:
+    """The FLOP-by-unit key of Tensor-Core work: ``"tensor:fp16"`` (fp32 accumulate) or
+    ``"tensor:fp16:fp16"`` (fp16 accumulate, priced at ``energy.tensor_flop_fp16_accumulate``)."""
+    return f"tensor:{prec}" if accumulate is None else f"tensor:{prec}:{accumulate}"
+
+
+def tensor_rate_of(p: GPUParams, prec: str, accumulate: str | None = None) -> np.ndarray:
+    """Tensor-Core FLOP/cycle/SM of inputs ``prec`` accumulated in ``accumulate`` (None: fp32/int32)."""
+    table = p.tensor_flop_per_cycle_per_sm if accumulate is None else p.tensor_fp16_accumulate_flop_per_cycle_per_sm
+    return table[prec]
+
+
+def gemm_unit(p: GPUParams, prec: str, label: str,
+              accumulate: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point;
+    ``accumulate="fp16"`` takes the Tensor Cores' fp16-accumulate rate (:func:`tensor_rate_of`)."""
+    tensor_rate = tensor_rate_of(p, prec, accumulate)
     vector_rate = p.vector_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
@@ -123,17 +153,20 @@ def gemm_unit(p: GPUParams, prec: str, label: str) -> tuple[np.ndarray, np.ndarr
 
 def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
                c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
-               kernel: kn.GemmKernel | None = None, library: str = kn.GEMM_LIBRARY) -> tuple:
+               kernel: kn.GemmKernel | None = None, library: str = kn.GEMM_LIBRARY,
+               accumulate: str | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
 
     ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
     matmul FLOP and ``extra_vector_flop`` the epilogue's vector FLOP. ``kernel``, when given, is the
     already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows; ``library`` the kernel
-    catalogue it chooses from (``kernels.CONV_LIBRARY`` for a forward convolution).
+    catalogue it chooses from (``kernels.CONV_LIBRARY`` for a forward convolution); ``accumulate``
+    the narrow accumulator (:func:`narrow_accumulate`; None: fp32/int32), which sets the Tensor-Core
+    rate and MAC energy.
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
-    use_tc, rate, eff = gemm_unit(p, prec, label)
+    use_tc, rate, eff = gemm_unit(p, prec, label, accumulate)
     k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
                                                       a_stream_factor=a_stream, library=library)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
@@ -148,7 +181,7 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
     out_frac = c_b * m * n * batch
     wf = {lv: np.clip(out_frac / np.maximum(level_bytes[lv], 1.0), 0.0, 1.0) for lv in ("l1", "l2", "dram")}
     wf["register"] = 1.0 / 3.0
-    flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0), f"vector:{vkey}": np.where(use_tc, 0.0, mm)
+    flop_units = {tensor_key(prec, accumulate): np.where(use_tc, mm, 0.0), f"vector:{vkey}": np.where(use_tc, 0.0, mm)
                   + extra_vector_flop + zero}
     extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
              "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy,
@@ -225,7 +258,7 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
     gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
-                compute_dtype=op.compute_dtype)
+                compute_dtype=op.compute_dtype, accumulate_dtype=op.accumulate_dtype)
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
         _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, np.full(p.n, w_b + wt_b)),
@@ -519,13 +552,13 @@ def _attention(op: Any, p: GPUParams) -> CostArrays:
     dram = np.minimum(tr.flash_attention_bytes(bh, op.seq_q, op.seq_kv, op.head_dim, e, p.l2_size_bytes), l2_bytes)
     dram = np.maximum(dram, float(op.min_bytes()))
     l2_bytes = np.maximum(l2_bytes, dram)
-    prec = precision_of(op)
+    prec, acc = precision_of(op), narrow_accumulate(op)
     mm, vector, special = flop_classes(op)
-    tensor_rate = p.tensor_flop_per_cycle_per_sm[prec]
+    tensor_rate = tensor_rate_of(p, prec, acc)
     vkey = _vector_key(p, prec)
     # The matmul's unit: Tensor Cores, else CUDA-core lanes of the math precision (raises if neither;
     # then vkey == prec, so the vector peak is that unit's).
-    use_tc, _, _ = gemm_unit(p, prec, op.label)
+    use_tc, _, _ = gemm_unit(p, prec, op.label, acc)
     peak_v = p.vector_flop_per_cycle_per_sm[vkey] * p.clock_hz * p.sm_count * p.vector_efficiency
     peak_t = tensor_rate * p.clock_hz * p.sm_count * p.tensor_efficiency
     mm_t = np.divide(mm, peak_t, out=np.zeros(p.n), where=use_tc)
@@ -540,7 +573,7 @@ def _attention(op: Any, p: GPUParams) -> CostArrays:
     in_b, out_b = io_bytes(op)
     wf = out_b / (in_b + out_b)
     level_bytes = {"register": 2.0 * l2_bytes + 1.5 * e * vector, "l1": l2_bytes, "l2": l2_bytes, "dram": dram}
-    flop_units = {f"tensor:{prec}": np.where(use_tc, mm, 0.0),
+    flop_units = {tensor_key(prec, acc): np.where(use_tc, mm, 0.0),
                   f"vector:{vkey}": vector + np.where(use_tc, 0.0, mm), "special": np.full(p.n, special)}
     return _finish(op, p, times, kernel_s, overhead, np.ones(p.n), level_bytes,
                    {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, {})

@@ -89,12 +89,13 @@ class _Gemm:
     extra_vector: float
     mm: float
     library: str = gc.kn.GEMM_LIBRARY
+    accumulate: str | None = None     # gc.narrow_accumulate: None (fp32/int32) or "fp16"
     result: CostArrays | None = None
 
     @property
-    def group(self) -> tuple[str, str]:
-        """Requests of one (precision, kernel library) run stacked together."""
-        return (self.prec, self.library)
+    def group(self) -> tuple[str, str, str | None]:
+        """Requests of one (precision, kernel library, accumulator) run stacked together."""
+        return (self.prec, self.library, self.accumulate)
 
 
 @dataclasses.dataclass
@@ -150,7 +151,7 @@ class _Planner:
                   library: str = gc.kn.GEMM_LIBRARY) -> _Gemm:
         mm = float(op.flop_breakdown().get("matmul", 0))
         g = _Gemm(precision_of(op), op.label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream,
-                  extra_vector, mm, library)
+                  extra_vector, mm, library, gc.narrow_accumulate(op))
         self.gemms.append(g)
         return g
 
@@ -272,7 +273,7 @@ class _Planner:
         w_b = k * c * op.kernel[0] * op.kernel[1] * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
         gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
-                    compute_dtype=op.compute_dtype)
+                    compute_dtype=op.compute_dtype, accumulate_dtype=op.accumulate_dtype)
         s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
         g = self._plan_gemm(gemm)
@@ -311,7 +312,7 @@ class _Planner:
 
     def _run_gemms(self) -> None:
         p = self.p
-        for (prec, library), group in _by_precision(self.gemms, p.n):
+        for (prec, library, acc), group in _by_precision(self.gemms, p.n):
             g = len(group)
             sp = self.tiled(g)
             per_op = np.asarray([q.shape for q in group], dtype=np.float64)
@@ -321,10 +322,10 @@ class _Planner:
                                        for q in group])
             extra_vector = np.repeat([q.extra_vector for q in group], p.n)
             mm = np.repeat([q.mm for q in group], p.n)
-            _, rate, eff = gc.gemm_unit(p, prec, group[0].label)
+            _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc)
             kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
-                                  extra_vector, mm, kernel=kernel)
+                                  extra_vector, mm, kernel=kernel, accumulate=acc)
             whole = gc.assemble("gemm", 0.0, sp, *parts)
             for q, result in zip(group, _split(whole, g, p.n), strict=True):
                 q.result = result

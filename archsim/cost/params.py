@@ -72,6 +72,11 @@ class GPUParams:
     tensor_flop_per_cycle_per_sm: dict[str, np.ndarray]
     vector_flop_j: dict[str, np.ndarray]
     tensor_flop_j: dict[str, np.ndarray]
+    # The same two with fp16 accumulation (an op's accumulate_dtype="fp16"): the preset's
+    # tensor_core.fp16_accumulate_flop_per_cycle_per_sm / energy.tensor_flop_fp16_accumulate where it
+    # lists the precision, else the fp32-accumulate value above.
+    tensor_fp16_accumulate_flop_per_cycle_per_sm: dict[str, np.ndarray]
+    tensor_fp16_accumulate_flop_j: dict[str, np.ndarray]
     special_flop_j: np.ndarray
     register_j_per_byte: np.ndarray
     l1_read_j_per_byte: np.ndarray
@@ -144,7 +149,8 @@ _GPU_SCALARS = (
     "noc_j_per_byte", "dram_interface_j_per_byte", "v_min", "v_max", "knee_clock_hz", "max_voltage_clock_hz",
     "min_clock_hz"),
 )
-_GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j")
+_GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j",
+               "tensor_fp16_accumulate_flop_per_cycle_per_sm", "tensor_fp16_accumulate_flop_j")
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
@@ -195,6 +201,13 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     if (part := memo.get(key)) is None:
         vj, tj = en.vector_flop_j, en.tensor_flop_j
         part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
+    row += part
+    key = ("fp16-accumulate", id(g.tensor_core), tensor_per_clock, id(en))
+    if (part := memo.get(key)) is None:
+        acc = g.tensor_core.fp16_accumulate_flop_per_cycle_per_sm if g.tensor_core else {}
+        tj, aj = en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
+        part = memo[key] = ([acc.get(p, tc.get(p, 0)) * tensor_per_clock for p in PRECISIONS]
+                            + [_energy(aj if p in aj else tj, p, s) for p in PRECISIONS])
     row += part
     return row
 

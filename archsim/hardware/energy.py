@@ -47,6 +47,11 @@ class EnergyTable(HardwareModel):
         default_factory=dict, alias="tensor_flop",
         description="per FLOP on matrix units (Tensor Cores, AMX); empty if the device has none",
     )
+    tensor_flop_fp16_accumulate_j: dict[Precision, EnergyPerFlop] = Field(
+        default_factory=dict, alias="tensor_flop_fp16_accumulate",
+        description="per FLOP on Tensor Cores of fp16 / fp8 inputs accumulated in fp16 (an op's "
+                    "accumulate_dtype='fp16'); tensor_flop is the fp32-accumulate energy. Absent: tensor_flop",
+    )
     special_flop_j: EnergyPerFlop = si("special_flop", description="per special-function op (exp, rsqrt)")
     register_j_per_byte: EnergyPerByte = si("register", description="register-file access per byte")
 

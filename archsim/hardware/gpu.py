@@ -76,6 +76,23 @@ class TensorCore(HardwareModel):
                     "many elements (the MMA k-step for fp16; NVIDIA Deep Learning Performance Guide, "
                     "Convolutional Layers, 'Channels In And Out Requirements': multiples of 8 for FP16)",
     )
+    fp16_accumulate_flop_per_cycle_per_sm: dict[Precision, NonNegativeInt] = Field(
+        default_factory=dict,
+        description="dense FLOP per cycle per SM of the fp16 and fp8 inputs when the product accumulates in "
+                    "fp16 (an op's accumulate_dtype='fp16'), where it differs from flop_per_cycle_per_sm (the "
+                    "fp32-accumulate rate): GeForce parts run it at twice the rate (NVIDIA Turing/Ampere GA102/"
+                    "Ada whitepapers, 'FP16 Tensor TFLOPS with FP16 Accumulate'); absent: the fp32-accumulate "
+                    "rate (data-centre and professional parts run both at one rate)",
+    )
+
+    @model_validator(mode="after")
+    def _fp16_accumulate(self) -> TensorCore:
+        for precision, rate in self.fp16_accumulate_flop_per_cycle_per_sm.items():
+            if precision not in ("fp16", "fp8") or not self.flop_per_cycle_per_sm.get(precision) or rate <= 0:
+                raise ValueError(f"fp16_accumulate_flop_per_cycle_per_sm: {precision!r} is not allowed; allowed: "
+                                 "fp16, fp8 with a rate > 0 where flop_per_cycle_per_sm lists them (only those "
+                                 "inputs accumulate in fp16)")
+        return self
 
 
 class GPUEfficiency(HardwareModel):

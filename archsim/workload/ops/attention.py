@@ -56,6 +56,7 @@ class Attention(Op):
     name: str = ""
     phase: str = "forward"
     compute_dtype: DType | None = None
+    accumulate_dtype: str | None = None
 
     def __post_init__(self) -> None:
         self._common_post_init()
@@ -107,16 +108,16 @@ class Attention(Op):
     def decompose(self) -> tuple[Op, ...]:
         """The unfused op sequence: ``S = Q K^T``, [``S += mask``], ``P = softmax(S)``, ``O = P V``."""
         bh, sq, skv, d = self._bh(), self.seq_q, self.seq_kv, self.head_dim
-        cd = self.compute_dtype
+        cd, ad = self.compute_dtype, self.accumulate_dtype
         ops: list[Op] = [Gemm(sq, skv, d, self.dtype, batch=bh, trans_b=True, name=f"{self.label}.qk",
-                              phase=self.phase, compute_dtype=cd)]
+                              phase=self.phase, compute_dtype=cd, accumulate_dtype=ad)]
         if self.causal:
             ops.append(Elementwise(self._scores().shape, "add", self.dtype,
                                    operand_shapes=(self._scores().shape, (sq, skv)),
                                    name=f"{self.label}.mask", phase=self.phase))
         ops.append(Softmax(self._scores().shape, self.dtype, name=f"{self.label}.softmax", phase=self.phase))
         ops.append(Gemm(sq, d, skv, self.dtype, batch=bh, name=f"{self.label}.pv", phase=self.phase,
-                        compute_dtype=cd))
+                        compute_dtype=cd, accumulate_dtype=ad))
         return tuple(ops)
 
     # --- data -----------------------------------------------------------------------------------
@@ -153,19 +154,20 @@ class Attention(Op):
         if self.fused:
             return (Attention(self.batch, self.heads, self.seq_q, self.seq_kv, self.head_dim, self.kv_heads,
                               self.causal, True, self.dtype, pass_="backward", name=self._bwd_name("bwd"),
-                              phase="backward", compute_dtype=self.compute_dtype),)
+                              phase="backward", compute_dtype=self.compute_dtype,
+                              accumulate_dtype=self.accumulate_dtype),)
         bh, sq, skv, d, dt = self._bh(), self.seq_q, self.seq_kv, self.head_dim, self.dtype
-        cd = self.compute_dtype
+        cd, ad = self.compute_dtype, self.accumulate_dtype
         ops: list[Op] = [
             Gemm(skv, d, sq, dt, batch=bh, trans_a=True, name=self._bwd_name("dV"), phase="backward",
-                 compute_dtype=cd),
+                 compute_dtype=cd, accumulate_dtype=ad),
             Gemm(sq, skv, d, dt, batch=bh, trans_b=True, name=self._bwd_name("dP"), phase="backward",
-                 compute_dtype=cd),
+                 compute_dtype=cd, accumulate_dtype=ad),
             Softmax(self._scores().shape, dt, pass_="backward", name=self._bwd_name("dS"), phase="backward"),
             Gemm(sq, d, skv, dt, batch=bh, name=self._bwd_name("dQ"), phase="backward",
-                 compute_dtype=cd),
+                 compute_dtype=cd, accumulate_dtype=ad),
             Gemm(skv, d, sq, dt, batch=bh, trans_a=True, name=self._bwd_name("dK"), phase="backward",
-                 compute_dtype=cd),
+                 compute_dtype=cd, accumulate_dtype=ad),
         ]
         if self.kv_heads < self.heads:  # each KV head's gradient sums over the query heads it serves
             group = (self.batch, self.kv_heads, self.heads // self.kv_heads, skv, d)

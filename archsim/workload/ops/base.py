@@ -23,11 +23,24 @@ from typing import Any, ClassVar, Literal
 from archsim.errors import WorkloadError
 from archsim.workload.dtypes import DType, TensorSpec, as_int
 
-__all__ = ["Op", "Phase", "PHASES", "FLOP_CLASSES", "breakdown", "pair", "check_positive", "check_choice", "as_int"]
+__all__ = ["Op", "Phase", "PHASES", "FLOP_CLASSES", "ACCUMULATE_DTYPES", "breakdown", "pair", "check_positive",
+           "check_choice", "as_int"]
 
 Phase = Literal["forward", "backward", "update"]
 PHASES: tuple[str, ...] = ("forward", "backward", "update")
 FLOP_CLASSES: tuple[str, ...] = ("matmul", "vector", "special")
+
+ACCUMULATE_DTYPES: dict[str, tuple[str, ...]] = {
+    "fp64": ("fp64",), "fp32": ("fp32",), "tf32": ("fp32",), "bf16": ("fp32",),
+    "fp16": ("fp32", "fp16"), "fp8": ("fp32", "fp16"), "int8": ("int32",), "int4": ("int32",),
+}
+"""Accumulator precisions a matrix product of each math precision may ask for, the default first.
+
+The default is the wide accumulator every framework uses (fp32 for floating inputs: cuBLAS
+``CUBLAS_COMPUTE_32F`` for fp16 in PyTorch; int32 for integers). fp16 and fp8 inputs may also
+accumulate in fp16 (cuBLAS ``CUBLAS_COMPUTE_16F``; the "FP16/FP8 Tensor TFLOPS with FP16
+Accumulate" rows of NVIDIA's Turing, Ampere and Ada whitepapers): the only narrow accumulator the
+Tensor Cores offer. tf32 and bf16 accumulate in fp32 only."""
 
 
 def breakdown(matmul: int = 0, vector: int = 0, special: int = 0) -> dict[str, int]:
@@ -103,6 +116,8 @@ class Op:
         if getattr(self, "compute_dtype", None) is not None:
             object.__setattr__(self, "compute_dtype",
                                DType.parse(self.compute_dtype, f"{type(self).__name__}.compute_dtype"))
+        if hasattr(self, "accumulate_dtype"):
+            self._check_accumulate()
         check_choice(self, "phase", PHASES)
         if not isinstance(self.name, str):
             raise WorkloadError(f"{type(self).__name__}.name: expected a string, got {self.name!r}")
@@ -113,6 +128,26 @@ class Op:
         set (GEMM, convolution, attention: the cuBLAS/cuDNN compute type), else the storage ``dtype``."""
         compute = getattr(self, "compute_dtype", None)
         return self.dtype if compute is None else compute
+
+    def _check_accumulate(self) -> None:
+        """Normalise ``accumulate_dtype`` (None or a string) and check it against the math precision."""
+        acc = self.accumulate_dtype  # type: ignore[attr-defined]
+        field = f"{type(self).__name__}.accumulate_dtype"
+        allowed = ACCUMULATE_DTYPES[self.math_dtype.precision]
+        if acc is None:
+            return
+        key = str(acc).strip().lower() if isinstance(acc, str) else None
+        if key not in allowed:
+            raise WorkloadError(f"{field}: {acc!r} is not allowed with {self.math_dtype.value} math; allowed: "
+                                f"None, {', '.join(map(repr, allowed))}")
+        object.__setattr__(self, "accumulate_dtype", key)
+
+    @property
+    def accumulate_precision(self) -> str:
+        """The accumulator precision of the op's matrix products (``accumulate_dtype``, else the default
+        of :data:`ACCUMULATE_DTYPES` for its math precision: fp32 for floating inputs, int32 for integers)."""
+        acc = getattr(self, "accumulate_dtype", None)
+        return ACCUMULATE_DTYPES[self.math_dtype.precision][0] if acc is None else acc
 
     # --- work -----------------------------------------------------------------------------------
     def flop_breakdown(self) -> dict[str, int]:

@@ -45,7 +45,9 @@ class Conv2d(Op):
 
     ``compute_dtype`` is the precision of the multiplies (cuDNN's convolution compute type; ``None``:
     ``dtype``): fp16 tensors with ``compute_dtype="fp32"`` run at the fp32 rate (DeepBench P100's
-    "16 bit inputs, 32 bit multiplication").
+    "16 bit inputs, 32 bit multiplication"). ``accumulate_dtype`` is the accumulator's precision, as
+    in :class:`~archsim.workload.ops.dense.Gemm` (``None``: fp32, int32 for integers; ``"fp16"`` for
+    fp16/fp8 math).
 
     FLOP class: ``"matmul"``, except a depthwise-like convolution whose per-group GEMM is a
     matrix-vector product (``in_channels/groups == 1`` and ``out_channels/groups == 1``): it cannot
@@ -69,6 +71,7 @@ class Conv2d(Op):
     name: str = ""
     phase: str = "forward"
     compute_dtype: DType | None = None
+    accumulate_dtype: str | None = None
 
     def __post_init__(self) -> None:
         self._common_post_init()
@@ -150,14 +153,16 @@ class Conv2d(Op):
         dims = {"forward": (npq, kg, crs), "backward_data": (npq, crs, kg), "backward_weight": (kg, crs, npq)}
         m, n, k = dims[self.pass_]
         return Gemm(m, n, k, self.dtype, batch=self.groups, trans_a=self.pass_ == "backward_weight",
-                    name=self.name, phase=self.phase, compute_dtype=self.compute_dtype)
+                    name=self.name, phase=self.phase, compute_dtype=self.compute_dtype,
+                    accumulate_dtype=self.accumulate_dtype)
 
     def backward(self) -> tuple[Op, ...]:
         self._require_forward()
         if self.pass_ != "forward":
             raise WorkloadError("Conv2d: only the forward pass has a backward pass")
         common = dict(kernel=self.kernel, stride=self.stride, padding=self.padding, dilation=self.dilation,
-                      groups=self.groups, dtype=self.dtype, phase="backward", compute_dtype=self.compute_dtype)
+                      groups=self.groups, dtype=self.dtype, phase="backward", compute_dtype=self.compute_dtype,
+                      accumulate_dtype=self.accumulate_dtype)
         args = (self.batch, self.in_channels, self.out_channels, self.height, self.width)
         ops: tuple[Op, ...] = (
             Conv2d(*args, pass_="backward_data", name=self._bwd_name("dX"), **common),

@@ -22,6 +22,12 @@ class Gemm(Op):
         compute_dtype: precision of the multiplies (the cuBLAS compute type); ``None``: ``dtype``. fp16
             storage with ``compute_dtype="fp32"`` is DeepBench's "16 bit inputs, 32 bit multiplication"
             (cublasGemmEx with fp32 math): it runs on the units, and at the rate, of fp32.
+        accumulate_dtype: precision of the accumulator; ``None``: fp32 for floating inputs, int32 for
+            integers (what frameworks use: cuBLAS ``CUBLAS_COMPUTE_32F`` for fp16 in PyTorch). fp16 and
+            fp8 math may ask for ``"fp16"`` (``CUBLAS_COMPUTE_16F``): GeForce Tensor Cores run it at
+            twice the fp32-accumulate rate (``tensor_core.fp16_accumulate_flop_per_cycle_per_sm``) and
+            every Tensor Core at a lower MAC energy (``energy.tensor_flop_fp16_accumulate``); allowed
+            values per math precision: :data:`archsim.workload.ops.base.ACCUMULATE_DTYPES`.
         batch: number of independent products.
         trans_a, trans_b: A is stored ``k x m`` / B is stored ``n x k`` (a layout fact: no cost change).
         weight: B is a learnable parameter (a linear layer's ``k x n`` weight, shared across ``batch``).
@@ -47,6 +53,7 @@ class Gemm(Op):
     name: str = ""
     phase: str = "forward"
     compute_dtype: DType | None = None
+    accumulate_dtype: str | None = None
 
     def __post_init__(self) -> None:
         self._common_post_init()
@@ -90,15 +97,15 @@ class Gemm(Op):
         # dA[m, k] = dC[m, n] @ B^T: reduction over n. With a shared weight and batch > 1 the
         # weight gradient sums over the batch, which is one GEMM with the batch folded into its
         # reduction dimension: dB[k, n] = A^T[k, batch*m] @ dC[batch*m, n].
-        cd = self.compute_dtype
+        cd, ad = self.compute_dtype, self.accumulate_dtype
         d_a = Gemm(self.m, self.k, self.n, self.dtype, batch=self.batch, trans_b=not self.trans_b,
-                   name=self._bwd_name("dX"), phase="backward", compute_dtype=cd)
+                   name=self._bwd_name("dX"), phase="backward", compute_dtype=cd, accumulate_dtype=ad)
         if self.weight:
             d_b = Gemm(self.k, self.n, self.batch * self.m, self.dtype, trans_a=True,
-                       name=self._bwd_name("dW"), phase="backward", compute_dtype=cd)
+                       name=self._bwd_name("dW"), phase="backward", compute_dtype=cd, accumulate_dtype=ad)
         else:
             d_b = Gemm(self.k, self.n, self.m, self.dtype, batch=self.batch, trans_a=True,
-                       name=self._bwd_name("dW"), phase="backward", compute_dtype=cd)
+                       name=self._bwd_name("dW"), phase="backward", compute_dtype=cd, accumulate_dtype=ad)
         ops: tuple[Op, ...] = (d_a, d_b)
         if self.bias:
             ops += (Reduce((self.batch * self.m, self.n), axes=(0,), dtype=self.dtype,
