@@ -23,7 +23,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -215,36 +215,35 @@ def hardware_json_schema() -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- subcommands
 
-def _presets_list(args: argparse.Namespace) -> int:
-    # A TOML scan: id, kind and name of every preset, nothing validated (`presets check` validates).
+def _preset_rows(kind: str | None, row: Callable[[str], tuple[str, ...]]) -> tuple[list[tuple[str, ...]], int]:
+    """``row(id)`` of every preset of ``kind`` (all when None) and how many failed. One broken file
+    must not hide the others: each failure is printed on stderr and the rest are listed."""
     rows = []
     broken = 0
     for preset_id in list_presets():
-        if args.kind and not preset_id.startswith(args.kind + "/"):
+        if kind and not preset_id.startswith(kind + "/"):
             continue
         try:
-            rows.append(tuple(preset_summary(preset_id)))
+            rows.append(row(preset_id))
         except ArchsimError as exc:
-            # One broken file must not hide the others: list them, report it, exit 1.
             broken += 1
             print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
+    return rows, broken
+
+
+def _presets_list(args: argparse.Namespace) -> int:
+    # A TOML scan: id, kind and name of every preset, nothing validated (`presets check` validates).
+    rows, broken = _preset_rows(args.kind, lambda preset_id: tuple(preset_summary(preset_id)))
     _table(("id", "kind", "name"), rows)
     return 1 if broken else 0
 
 
 def _presets_check(args: argparse.Namespace) -> int:
-    rows = []
-    broken = 0
-    for preset_id in list_presets():
-        if args.kind and not preset_id.startswith(args.kind + "/"):
-            continue
-        try:
-            hw = load_preset(preset_id)
-        except ArchsimError as exc:
-            broken += 1
-            print(f"archsim: error: {_one_line(exc)}", file=sys.stderr)
-            continue
-        rows.append((preset_id, _kind(hw), hw.name, headline(hw)))
+    def validated(preset_id: str) -> tuple[str, ...]:
+        hw = load_preset(preset_id)
+        return preset_id, _kind(hw), hw.name, headline(hw)
+
+    rows, broken = _preset_rows(args.kind, validated)
     _table(("id", "kind", "name", "headline"), rows)
     return 1 if broken else 0
 

@@ -13,3 +13,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+def _assert_costs_equal(a, b) -> None:
+    """Two CostArrays (or any dataclasses of arrays, dicts of arrays and scalars) equal to the bit."""
+    import dataclasses
+
+    import numpy as np
+
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, dict):
+            assert x.keys() == y.keys(), f.name
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=f"{f.name}[{k}]")
+        elif isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        else:
+            assert x == y, f.name
+
+
+@pytest.fixture
+def assert_costs_equal():
+    """:func:`_assert_costs_equal`: the stacked cost path against the one-op path, field by field."""
+    return _assert_costs_equal

@@ -6,9 +6,6 @@ Hand-computed cases: the arithmetic is in the comments.
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 import pytest
 
 import archsim
@@ -127,20 +124,7 @@ def test_fused_attention_and_conv_run_faster_on_geforce():
     assert conv[1].latency_s < conv[0].latency_s
 
 
-def _same(a, b):
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, dict):
-            assert x.keys() == y.keys(), f.name
-            for k in x:
-                np.testing.assert_array_equal(x[k], y[k], err_msg=f"{f.name}[{k}]")
-        elif isinstance(x, np.ndarray):
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        else:
-            assert x == y, f.name
-
-
-def test_stacked_path_equals_one_op_path_with_accumulators():
+def test_stacked_path_equals_one_op_path_with_accumulators(assert_costs_equal):
     p = GPUParams.from_devices([presets.load_preset("gpu/rtx-4090"), presets.load_preset("gpu/a100-sxm4-80gb"),
                                 presets.load_preset("gpu/mi210")])
     work = [ops.Gemm(4096, 1024, 768, dtype="fp16", bias=True),
@@ -149,7 +133,7 @@ def test_stacked_path_equals_one_op_path_with_accumulators():
             ops.Conv2d(8, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16", accumulate_dtype="fp16"),
             ops.Conv2d(8, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16")]
     for op, got in zip(work, gpu_batch.cost_many(work, p), strict=True):
-        _same(got, gpu_cost.cost(op, p))
+        assert_costs_equal(got, gpu_cost.cost(op, p))
 
 
 def test_fp16_accumulate_table_only_for_fp16_and_fp8_inputs():

@@ -25,19 +25,6 @@ def _points():
     return GPUParams.from_devices(pts)
 
 
-def _same(a, b):
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, dict):
-            assert x.keys() == y.keys(), f.name
-            for k in x:
-                np.testing.assert_array_equal(x[k], y[k], err_msg=f"{f.name}[{k}]")
-        elif isinstance(x, np.ndarray):
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        else:
-            assert x == y, f.name
-
-
 OPS = [
     ops.Gemm(4096, 1024, 768, dtype="fp16", bias=True),
     ops.Gemm(128, 64, 4096, dtype="fp32", batch=12),
@@ -51,19 +38,19 @@ OPS = [
 ]
 
 
-def test_stacked_ops_equal_one_op_path():
+def test_stacked_ops_equal_one_op_path(assert_costs_equal):
     p = _points()
     graph_ops = list(OPS) + list(zoo.bert_base(batch=1, seq_len=64, dtype="fp16").ops[:12])
     for op, got in zip(graph_ops, gpu_batch.cost_many(graph_ops, p), strict=True):
-        _same(got, gpu_cost.cost(op, p))
+        assert_costs_equal(got, gpu_cost.cost(op, p))
 
 
-def test_training_graph_stacked_equals_one_op_path():
+def test_training_graph_stacked_equals_one_op_path(assert_costs_equal):
     # Backward-data and backward-weight convolutions, batchnorm and optimizer steps.
     p = _points()
     graph_ops = list(dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops))[:60]
     for op, got in zip(graph_ops, gpu_batch.cost_many(graph_ops, p), strict=True):
-        _same(got, gpu_cost.cost(op, p))
+        assert_costs_equal(got, gpu_cost.cost(op, p))
 
 
 @settings(max_examples=40, deadline=None)
