@@ -6,6 +6,8 @@ for that level's bytes) is Yang et al., "Hierarchical Roofline Analysis for GPUs
 are the hardware's peak rates (datasheet peaks, before efficiency factors); an op sits at
 (FLOP / bytes at the level, FLOP / latency), with marker area proportional to its share of the run's
 time. Ridge points (peak / bandwidth, in FLOP/B) of the top compute ceiling are marked and labelled.
+Ops that a software profile's fusion pass produced (``OpResult.fused``) are diamonds, the others
+circles, with a "fused op" legend entry when there are any.
 """
 
 from __future__ import annotations
@@ -98,6 +100,10 @@ def _prefix(values: np.ndarray, unit: str) -> tuple[float, str]:
 _HALO = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75}
 
 
+FUSED_MARKER = "D"
+"""Marker of ops that a software profile's fusion pass produced (``OpResult.fused`` not empty)."""
+
+
 def level_title(name: str) -> str:
     """A memory level as a reader writes it: ``l1`` -> ``L1``, ``dram`` -> ``DRAM`` (a serif "l1" reads as
     "11"); other names as they are."""
@@ -181,10 +187,11 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
     rows = [{"name": o.name, "phase": o.phase, "kind": o.kind, "level": lv, "flop": placed_flop(o),
              "bytes": o.bytes_by_level[lv], "intensity_flop_per_byte": placed_flop(o) / o.bytes_by_level[lv],
              "performance_flop_per_s": placed_flop(o) / o.latency_s, "latency_s": o.latency_s,
-             "time_share": o.latency_s / total, "bound": o.bound}
+             "time_share": o.latency_s / total, "bound": o.bound, "fused_from": ", ".join(o.fused)}
             for o in ops for lv in placed if o.bytes_by_level.get(lv, 0) > 0]
     data = pd.DataFrame(rows, columns=["name", "phase", "kind", "level", "flop", "bytes", "intensity_flop_per_byte",
-                                       "performance_flop_per_s", "latency_s", "time_share", "bound"])
+                                       "performance_flop_per_s", "latency_s", "time_share", "bound", "fused_from"])
+    fused = data["fused_from"] != ""
     intensities = list(data["intensity_flop_per_byte"])
     lo = min([*ridges.values(), *intensities]) / 10
     hi = max([*ridges.values(), *intensities]) * 10
@@ -217,11 +224,18 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
                                             ha="center", va="bottom", fontsize=6, color=colour[c.name],
                                             gid=f"ridge-label:{c.name}", zorder=4, bbox=_HALO))
         for lv in placed:
-            pts = data[data["level"] == lv]
-            if len(pts):
-                ax.scatter(pts["intensity_flop_per_byte"], pts["performance_flop_per_s"] / f,
-                           s=8 + 120 * pts["time_share"], color=colour[lv], edgecolor="black", linewidth=0.3,
-                           alpha=0.8, label=f"ops @ {level_title(lv)}", zorder=3, gid=f"ops:{lv}")
+            at = data["level"] == lv
+            # Ops a software profile's fusion pass produced are diamonds (FUSED_MARKER), the rest
+            # circles; the level's colour and its legend entry are shared.
+            named = False
+            for which, marker, gid in ((~fused, "o", f"ops:{lv}"), (fused, FUSED_MARKER, f"fused-ops:{lv}")):
+                pts = data[at & which]
+                if len(pts):
+                    ax.scatter(pts["intensity_flop_per_byte"], pts["performance_flop_per_s"] / f,
+                               s=8 + 120 * pts["time_share"], color=colour[lv], edgecolor="black", linewidth=0.3,
+                               alpha=0.8, marker=marker, label="_" if named else f"ops @ {level_title(lv)}",
+                               zorder=3, gid=gid)
+                    named = True
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP/B)")
@@ -232,9 +246,15 @@ def roofline(result: Any, hardware: Any, *, device: str | None = None, levels: l
         ax.set_title(title if title is not None else run_title(result, getattr(hardware, "name", None)))
         handles = [h for h in ax.get_lines() if (h.get_gid() or "").startswith("ceiling:") and h.get_gid()[8:] in names]
         handles += [h for h in ax.collections if str(h.get_label()).startswith("ops @")]
+        legend_labels = [level_title(h.get_label().removeprefix("ceiling: ")) for h in handles]
+        if fused.any():
+            from matplotlib.lines import Line2D
+
+            handles.append(Line2D([], [], marker=FUSED_MARKER, linestyle="none", markersize=4, color="white",
+                                  markeredgecolor="black", markeredgewidth=0.5, gid="legend:fused"))
+            legend_labels.append("fused op")
         # Below the axes, not over the ops: a legend inside a roofline always covers some point.
-        bottom_legend(fig, handles, [level_title(h.get_label().removeprefix("ceiling: ")) for h in handles],
-                      max_cols=6)
+        bottom_legend(fig, handles, legend_labels, max_cols=6)
         for t in [*labels, *ridge_labels]:
             t.set_in_layout(False)  # placed inside the axes below; must not move the layout
         along = (0.0, -25.0, -50.0, -80.0, -110.0)

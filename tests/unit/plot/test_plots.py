@@ -223,3 +223,23 @@ def test_ridges_for_a_precision(v100, run_result):
     assert labels["ridge-label:dram"] == "17.4"
     with pytest.raises(PlotError, match="no compute ceiling for precision 'int4'"):
         plot.roofline(run_result, v100, precision="int4")
+
+
+def test_roofline_marks_fused_ops_with_a_legend_entry():
+    # TensorRT-style fusion (conv + bn + relu into one kernel): the fused ops are diamonds, the rest
+    # circles, and the legend says which is which; the CSV beside the figure names what was fused.
+    import archsim
+    from archsim.plot._common import figure_data, layout_problems
+    from archsim.workload import zoo
+
+    node = archsim.load_preset("system/dgx-a100")
+    run = archsim.estimate(zoo.get("resnet18", batch=2, dtype="int8"), node, software="tensorrt-int8")
+    fused = {o.name for o in run.ops if o.fused}
+    assert fused and len(fused) < len(run.ops)
+    fig = plot.roofline(run, node.gpu)
+    gids = {c.get_gid() for c in fig.axes[0].collections}
+    assert any(g.startswith("fused-ops:") for g in gids) and any(g.startswith("ops:") for g in gids)
+    assert "fused op" in [t.get_text() for t in fig.legends[0].get_texts()]
+    data = figure_data(fig)[""]
+    assert set(data.loc[data["fused_from"] != "", "name"]) == fused
+    assert layout_problems(fig) == []
