@@ -128,12 +128,13 @@ def hardware_inputs(draw: st.DrawFn) -> tuple[str, Any]:
     return preset, dump
 
 
-def _get(node: Any, path: tuple[Any, ...]) -> Any:
+def _get(node: Any, path: tuple[Any, ...], missing: Any = None) -> Any:
+    # The value at ``path``, or ``missing`` where the path does not exist.
     for key in path:
         try:
             node = node[key]
         except (KeyError, IndexError, TypeError):
-            return None
+            return missing
     return node
 
 
@@ -219,19 +220,10 @@ def _coercions(original: Any, data: Any, validated: Any, path: tuple[Any, ...] =
             original[i] if isinstance(original, list) and i < len(original) else _MISSING, v, validated, (*path, i))]
     if original is not _MISSING and type(original) is type(data) and original == data:
         return []
-    stored = _get_or_missing(validated, path)
+    stored = _get(validated, path, _MISSING)
     if stored is _MISSING or isinstance(stored, dict | list):
         return []  # a key the schema dropped is rejected elsewhere; a leaf replaced by a table is built anew
     return [] if _taken_as_given(data, stored) else [f"{'.'.join(map(str, path))}: {data!r} stored as {stored!r}"]
-
-
-def _get_or_missing(node: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            return _MISSING
-    return node
 
 
 def check_hardware(preset: str, data: Any) -> str:
