@@ -60,7 +60,7 @@ def sum_costs(parts: Sequence[CostArrays], kind: str, flop: float) -> CostArrays
     right); the first kernel's device and static power are kept, its extras are not."""
     first = parts[0]
     if len(parts) == 1:
-        return CostArrays(**{**first.__dict__, "kind": kind, "flop": flop})
+        return CostArrays.from_fields({**first.__dict__, "kind": kind, "flop": flop})
     fields: dict[str, Any] = {"kind": kind, "device": first.device, "flop": flop,
                               "static_power_w": first.static_power_w, "extra": {}}
     for name in _ARRAY_FIELDS:
@@ -69,7 +69,7 @@ def sum_costs(parts: Sequence[CostArrays], kind: str, flop: float) -> CostArrays
         fields[name] = _sum_dicts([getattr(p, name) for p in parts])
     dispatch = [p.dispatch_s for p in parts if p.dispatch_s is not None]
     fields["dispatch_s"] = functools.reduce(np.add, dispatch) if dispatch else None
-    return CostArrays(**fields)
+    return CostArrays.from_fields(fields)
 
 
 _ARRAY_FIELDS = ("latency_s", "dram_activations", "link_bytes", "overhead_s", "launches")

@@ -36,16 +36,17 @@ def tile_params(p: GPUParams, g: int) -> GPUParams:
     """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``)."""
     arrays: list[np.ndarray] = []
     slots: list[tuple[str, str | None]] = []
-    for f in dataclasses.fields(p):
-        v = getattr(p, f.name)
+    kw: dict[str, Any] = {}
+    for name, v in p.__dict__.items():  # the dataclass fields, in order
         if isinstance(v, np.ndarray):
             arrays.append(v)
-            slots.append((f.name, None))
+            slots.append((name, None))
         elif isinstance(v, dict):
+            kw[name] = {}
             for key, x in v.items():
                 arrays.append(x)
-                slots.append((f.name, key))
-    kw: dict[str, Any] = {"n": p.n * g}
+                slots.append((name, key))
+    kw["n"] = p.n * g
     if all(a.ndim == 1 and a.dtype == np.float64 and a.shape == (p.n,) for a in arrays):
         # One tile of the stacked (fields x points) table instead of one per field: the same values.
         rows = list(np.tile(np.stack(arrays), (1, g)))
@@ -55,11 +56,7 @@ def tile_params(p: GPUParams, g: int) -> GPUParams:
         if key is None:
             kw[name] = row
         else:
-            kw.setdefault(name, {})[key] = row
-    for f in dataclasses.fields(p):
-        v = getattr(p, f.name)
-        if isinstance(v, dict) and f.name not in kw:
-            kw[f.name] = {}
+            kw[name][key] = row
     return GPUParams(**kw)
 
 
@@ -372,36 +369,28 @@ def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]
 
 
 def _split(c: CostArrays, g: int, h: int) -> list[CostArrays]:
-    """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies)."""
-    per: list[dict[str, Any]] = [{} for _ in range(g)]
+    """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies).
+
+    Column by column: each field (each key of a dict field) cut into its ``g`` row views at once,
+    then each op's field dict zipped together (no per-op, per-field Python loop)."""
+    names: list[str] = []
+    columns: list[list[Any]] = []
     for name, v in c.__dict__.items():
+        names.append(name)
         if isinstance(v, np.ndarray):
-            for fields, row in zip(per, v.reshape(g, h), strict=True):
-                fields[name] = row
+            columns.append(list(v.reshape(g, h)))
         elif isinstance(v, dict):
-            parts: list[dict[str, np.ndarray]] = [{} for _ in range(g)]
-            for key, x in v.items():
-                for part, row in zip(parts, x.reshape(g, h), strict=True):
-                    part[key] = row
-            for fields, part in zip(per, parts, strict=True):
-                fields[name] = part
+            keys = list(v)
+            rows = zip(*[list(x.reshape(g, h)) for x in v.values()], strict=True)
+            columns.append([dict(zip(keys, r, strict=True)) for r in rows] if keys else [{} for _ in range(g)])
         else:
-            for fields in per:
-                fields[name] = v
-    return [_make(fields) for fields in per]
-
-
-def _make(fields: dict[str, Any]) -> CostArrays:
-    """A CostArrays from its complete field dict, without the frozen dataclass's per-field
-    ``object.__setattr__`` calls (a graph builds hundreds of these per estimate)."""
-    out = object.__new__(CostArrays)
-    out.__dict__.update(fields)
-    return out
+            columns.append([v] * g)
+    return [CostArrays.from_fields(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
 
 
 def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
     """``dataclasses.replace(c, kind=kind, flop=flop)``: a shallow copy with two fields changed."""
-    return _make({**c.__dict__, "kind": kind, "flop": flop})
+    return CostArrays.from_fields({**c.__dict__, "kind": kind, "flop": flop})
 
 
 def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:

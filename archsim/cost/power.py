@@ -186,13 +186,11 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     for i, c in enumerate(costs):
         # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
         t_i = {"power": times["power"][i], **{k: times[k][i] for k in c.time_by_unit_s}}
-        e_i = {k: v[i] for k, v in energy.items() if k in c.energy_breakdown_j or k in _ADDED}
+        had = c.energy_breakdown_j
+        e_i = {k: v[i] for k, v in energy.items() if k in had or k in _ADDED}
         extra = {**c.extra, "clock_hz": clock_hz[i], "power_w": power_w[i], "power_limited": limited[i]}
-        out.append(CostArrays(kind=c.kind, device=c.device, flop=c.flop, latency_s=lat[i], time_by_unit_s=t_i,
-                              bytes_by_level=c.bytes_by_level, flop_by_unit=c.flop_by_unit, read_bytes=c.read_bytes,
-                              write_bytes=c.write_bytes, dram_activations=c.dram_activations, link_bytes=c.link_bytes,
-                              overhead_s=c.overhead_s, launches=c.launches, energy_breakdown_j=e_i,
-                              static_power_w=c.static_power_w, extra=extra, dispatch_s=c.dispatch_s))
+        out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat[i], "time_by_unit_s": t_i,
+                                           "energy_breakdown_j": e_i, "extra": extra}))
     return out
 
 

@@ -121,6 +121,14 @@ class CostArrays:
     """Host dispatch time of the op's launches (s; GPU ops only, ``None`` elsewhere): where it
     equals ``latency_s`` the host's dispatch binds and the bound is ``overhead``."""
 
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> CostArrays:
+        """A CostArrays from its complete field dict (every field named, nothing checked), without the
+        frozen dataclass's per-field ``object.__setattr__`` calls: a graph builds hundreds per estimate."""
+        out = object.__new__(cls)
+        out.__dict__.update(fields)
+        return out
+
     def flop_executed(self) -> np.ndarray:
         """FLOP the units execute at each point: the sum of ``flop_by_unit`` (``flop`` is the op's
         nominal FLOP; they differ for Winograd convolutions, which multiply less, and Tensor-Core
