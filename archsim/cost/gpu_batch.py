@@ -315,8 +315,7 @@ class _Planner:
             per_op = np.asarray([q.shape for q in group], dtype=np.float64)
             m, n, k, batch, a, b, c = np.repeat(per_op, p.n, axis=0).T
             dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
-            a_stream = np.concatenate([np.broadcast_to(np.asarray(q.a_stream, dtype=np.float64), (p.n,))
-                                       for q in group])
+            a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
             extra_vector = np.repeat([q.extra_vector for q in group], p.n)
             mm = np.repeat([q.mm for q in group], p.n)
             _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc)
@@ -368,11 +367,20 @@ def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]
     return [(prec, g[i:i + per]) for prec, g in groups.items() for i in range(0, len(g), per)]
 
 
+def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
+    """``x`` as a float64 array of the ``h`` points (an (h,) float64 array as it is)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (h,):
+        return x
+    return np.broadcast_to(np.asarray(x, dtype=np.float64), (h,))
+
+
 def _split(c: CostArrays, g: int, h: int) -> list[CostArrays]:
     """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies).
 
     Column by column: each field (each key of a dict field) cut into its ``g`` row views at once,
-    then each op's field dict zipped together (no per-op, per-field Python loop)."""
+    then each op's field dict zipped together (no per-op, per-field Python loop). One op is ``c``."""
+    if g == 1:
+        return [c]
     names: list[str] = []
     columns: list[list[Any]] = []
     for name, v in c.__dict__.items():
