@@ -125,9 +125,7 @@ class CostArrays:
     def from_fields(cls, fields: dict[str, Any]) -> CostArrays:
         """A CostArrays from its complete field dict (every field named, nothing checked), without the
         frozen dataclass's per-field ``object.__setattr__`` calls: a graph builds hundreds per estimate."""
-        out = object.__new__(cls)
-        out.__dict__.update(fields)
-        return out
+        return _built(cls, fields)
 
     def flop_executed(self) -> np.ndarray:
         """FLOP the units execute at each point: the sum of ``flop_by_unit`` (``flop`` is the op's
@@ -172,22 +170,30 @@ class CostArrays:
         executed = 0.0  # flop_executed() at point i: the same additions, in order
         for v in flop_by_unit.values():
             executed = executed + v
-        return OpCost(
+        return _built(OpCost, dict(
             name=name, kind=self.kind, phase=phase, device=self.device,
             flop=executed if self.flop_by_unit else float(self.flop),
-            flop_nominal=float(self.flop),
             latency_s=latency, bound="overhead" if host else _bound(times) or self.bounds()[i],
             time_by_unit_s=times,
             bytes_by_level={k: float(v[i]) for k, v in self.bytes_by_level.items()},
-            actions=Actions(flop=flop_by_unit,
-                            read_bytes={k: float(v[i]) for k, v in self.read_bytes.items()},
-                            write_bytes={k: float(v[i]) for k, v in self.write_bytes.items()},
-                            dram_activations=float(self.dram_activations[i]),
-                            link_bytes=float(self.link_bytes[i])),
+            actions=_built(Actions, dict(flop=flop_by_unit,
+                                         read_bytes={k: float(v[i]) for k, v in self.read_bytes.items()},
+                                         write_bytes={k: float(v[i]) for k, v in self.write_bytes.items()},
+                                         dram_activations=float(self.dram_activations[i]),
+                                         link_bytes=float(self.link_bytes[i]))),
             overhead_s=float(self.overhead_s[i]), launches=float(self.launches[i]),
             energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
-            static_power_w=float(self.static_power_w[i]), extra=extra,
-        )
+            static_power_w=float(self.static_power_w[i]), extra=extra, flop_nominal=float(self.flop),
+        ))
+
+
+def _built(cls: type, fields: dict[str, Any]) -> Any:
+    """An instance of the frozen dataclass ``cls`` from every one of its fields, as its ``__init__``
+    would set them (give them in field order), without the per-field ``object.__setattr__`` calls (no
+    ``__post_init__`` runs: only for classes without one)."""
+    out = object.__new__(cls)
+    out.__dict__.update(fields)
+    return out
 
 
 def _bound(times: dict[str, float]) -> str | None:
