@@ -26,6 +26,7 @@ moves one SIMD register.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -119,8 +120,9 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
 
     def stacked(rows: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         # One (ops, points) array per key, missing keys as 0: numpy work per key, not per op.
-        keys = dict.fromkeys(k for r in rows for k in r)
-        return {k: _rows([r.get(k, zero) for r in rows]) for k in keys}
+        # (itertools and map walk the dicts in C: a stacked graph has ~1,000 op-keys per pass.)
+        keys = dict.fromkeys(itertools.chain.from_iterable(rows))
+        return {k: _rows(list(map(dict.get, rows, itertools.repeat(k), itertools.repeat(zero)))) for k in keys}
 
     energy0 = stacked([c.energy_breakdown_j for c in costs])
     times0 = stacked([c.time_by_unit_s for c in costs])
@@ -182,14 +184,19 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
     clock_hz = p.clock_hz * ratio
     limited = (ratio < 1.0).astype(np.float64)
+    # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once.
+    times = {k: list(v) for k, v in times.items()}
+    energy = {k: list(v) for k, v in energy.items()}
+    power_rows = times["power"]
     out = []
-    for i, c in enumerate(costs):
+    for i, (c, lat_i, clock_i, power_i, limited_i) in enumerate(zip(costs, lat, clock_hz, power_w, limited,
+                                                                    strict=True)):
         # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
-        t_i = {"power": times["power"][i], **{k: times[k][i] for k in c.time_by_unit_s}}
+        t_i = {"power": power_rows[i], **{k: times[k][i] for k in c.time_by_unit_s}}
         had = c.energy_breakdown_j
         e_i = {k: v[i] for k, v in energy.items() if k in had or k in _ADDED}
-        extra = {**c.extra, "clock_hz": clock_hz[i], "power_w": power_w[i], "power_limited": limited[i]}
-        out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat[i], "time_by_unit_s": t_i,
+        extra = {**c.extra, "clock_hz": clock_i, "power_w": power_i, "power_limited": limited_i}
+        out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))
     return out
 
