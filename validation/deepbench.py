@@ -85,8 +85,10 @@ def gemm_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)
     return pd.DataFrame(out)
 
 
-def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)") -> pd.DataFrame:
-    """Predicted vs measured forward time for every DeepBench convolution row of ``device``."""
+def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)", software: object = None
+              ) -> pd.DataFrame:
+    """Predicted vs measured forward time for every DeepBench convolution row of ``device``
+    (``software``: a profile for :func:`archsim.estimate`, e.g. another ``algorithm_selection``)."""
     df = _device_frame(data / DEVICES[device][2][1], device)
     out = []
     for r in df.itertuples():
@@ -94,7 +96,7 @@ def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)
         op = ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
                         stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)), dtype=dt,
                         compute_dtype=compute)
-        res = estimate(op, gpu).ops[0]
+        res = estimate(op, gpu, software=software).ops[0]
         algo = str(r.fwd_algo)
         out.append({"family": f"conv_fwd_{_family(dt, compute)}",
                     "shape": f"N{r.N} C{r.C} {r.H}x{r.W} K{r.K} {r.R}x{r.S}/{r.stride_h}",
@@ -121,6 +123,23 @@ def device_summary(device: str, data: Path = DATA, gpu: object | None = None) ->
                           report(conv.assign(family="conv_fwd_all")),
                           report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))])
     return rows.assign(device=DEVICES[device][0]), families
+
+
+def selection_summary(selection: str = "heuristic", data: Path = DATA) -> pd.DataFrame:
+    """MAPE per device of the forward convolutions with the convolution library's algorithm picked
+    by ``selection`` (:data:`archsim.software.ALGORITHM_SELECTIONS`) instead of autotuned; families
+    ``<device>/conv_fwd_all_<selection>``. DeepBench itself autotuned (conv_bench.cu calls
+    cudnnFindConvolutionForwardAlgorithm) except for Tensor-Core math, where it sets
+    IMPLICIT_PRECOMP_GEMM: a what-if, for information."""
+    from archsim.software import load_software, with_updates
+
+    profile = with_updates(load_software("none"), {"algorithm_selection": selection})
+    fams = []
+    for device in available_devices(data):
+        gpu = presets.load_preset(DEVICES[device][1])
+        conv = conv_rows(gpu, data, device, software=profile)
+        fams.append(report(conv.assign(family=f"{DEVICES[device][0]}/conv_fwd_all_{selection}")))
+    return pd.concat(fams)
 
 
 def available_devices(data: Path = DATA) -> list[str]:

@@ -109,6 +109,11 @@ def deepbench_section(folder: Path) -> Section | None:
     from validation import deepbench
 
     _rows, fams = deepbench.summary(folder)
+    # what-if, unbudgeted: the forward convolutions with cuDNN's heuristic pick (software profile
+    # field algorithm_selection) instead of the autotuned one DeepBench ran
+    import pandas as pd
+
+    fams = pd.concat([fams, deepbench.selection_summary("heuristic", folder)])
     families = []
     for fam, r in fams.iterrows():
         name = str(fam)
@@ -123,6 +128,9 @@ def deepbench_section(folder: Path) -> Section | None:
         "DeepBench_NV_{V100,P100,T4}.xlsx), not this project's",
         "P100 half-precision rows are fp16 storage with fp32 math (compute_dtype='fp32'), as DeepBench labels them",
         "conv_fwd_implicit_gemm_algos: the rows where cuDNN chose an implicit-GEMM algorithm (no Winograd/FFT)",
+        "conv_fwd_all_heuristic: the same rows with software algorithm_selection='heuristic' (implicit GEMM "
+        "only, never Winograd), for information: DeepBench autotuned (cudnnFind), except Tensor-Core math, "
+        "where its conv_bench.cu sets IMPLICIT_PRECOMP_GEMM",
     ]
     notes += [f"target not met yet, {fam}: {why} (ceiling {ceiling:.1f} %)"
               for fam, (ceiling, why) in DEEPBENCH_UNMET.items()]

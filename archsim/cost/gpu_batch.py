@@ -229,14 +229,14 @@ class _Planner:
         return build
 
     def _plan_algorithms(self, op: Any) -> Any:
-        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (gpu.winograd_applies)."""
+        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (gpu.autotunes)."""
         direct = self._plan_implicit(op)
-        if gc.winograd_applies(op):
+        if gc.autotunes(op, self.p):
             parts = self._plan_winograd(op)
 
             def pick() -> CostArrays:
                 wino = sum_costs([x() for x in parts], op.kind, self.flop(op))
-                return gc._pick(self.named(direct.result, op), wino)
+                return gc._pick(self.named(direct.result, op), wino, self.p.conv_autotune > 0)
             return pick
         return lambda: self.named(direct.result, op)
 

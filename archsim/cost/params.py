@@ -105,6 +105,10 @@ class GPUParams:
     max_voltage_clock_hz: np.ndarray
     min_clock_hz: np.ndarray
     host_dispatch_s: np.ndarray
+    # Per point, 1 where the convolution library autotunes its forward algorithm (the faster of
+    # implicit GEMM and Winograd), 0 for implicit GEMM alone: a software profile's
+    # algorithm_selection (archsim.cost.dispatch.role_params), 1 without a profile.
+    conv_autotune: np.ndarray
 
     @classmethod
     def from_devices(cls, devices: Sequence[GPUDevice],
@@ -130,7 +134,7 @@ class GPUParams:
         if dispatch.shape != (len(devices),) or not np.all(np.isfinite(dispatch) & (dispatch >= 0)):
             raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
                               f"got {host_dispatch_s!r}")
-        return cls(n=len(devices), host_dispatch_s=dispatch, **kw)
+        return cls(n=len(devices), host_dispatch_s=dispatch, conv_autotune=np.ones(len(devices)), **kw)
 
 
 _GPU_SCALARS = (

@@ -106,3 +106,12 @@ def test_pointer_chase_kernel_is_latency_bound():
     # No working set declared: the chain is taken to miss to DRAM.
     c2 = gpu_cost.cost(dataclasses.replace(k, working_set_bytes=None), p)
     assert c2.time_by_unit_s["latency"][0] == c.time_by_unit_s["latency"][0]
+
+
+@pytest.mark.parametrize("autotune", [(0.0, 0.0, 0.0), (1.0, 0.0, 1.0)], ids=["heuristic", "mixed"])
+def test_algorithm_selection_stacked_equals_one_op_path(assert_costs_equal, autotune):
+    # software.algorithm_selection = "heuristic" (conv_autotune 0): both paths run implicit GEMM only;
+    # a pack mixing autotuned and heuristic points picks per point in both.
+    p = dataclasses.replace(_points(), conv_autotune=np.asarray(autotune))
+    for op, got in zip(OPS, gpu_batch.cost_many(OPS, p), strict=True):
+        assert_costs_equal(got, gpu_cost.cost(op, p))
