@@ -11,7 +11,7 @@ Development sets (both published, both in ``scenarios/``):
   16-vCPU VM, K80 and P100, predicted by ``scenarios.why_gpus.epoch_time`` with ``tf1-keras``.
 
 * Data-parallel strong scaling of the same examples' ResNet-50 v1.5 training, 1 -> 8 GPUs of a DGX-1
-  16G (pytorch-19.10, ``scenarios/data/dle_resnet50_training_scaling.csv``), predicted by the
+  16G (pytorch-19.10 and 21.03, ``scenarios/data/dle_resnet50_training_scaling.csv``), predicted by the
   discrete-event engine on ``system/dgx-1-v100`` with ``DataParallel(gpus=8)`` (DDP's 25 MB
   buckets, NCCL ring kernels beside the backward pass): per-GPU efficiency and the one-GPU
   throughput, reported without a budget.
@@ -99,14 +99,14 @@ def scaling_rows() -> list[dict]:
                        dtype={"container": str})
     hw = archsim.load_preset("system/dgx-1-v100")
     rows = []
-    for prec, grp in data.groupby("precision", sort=False):
+    for (container, prec), grp in data.groupby(["container", "precision"], sort=False):
         one, eight = (grp[grp["gpus"] == n].iloc[0] for n in (1, 8))
         batch, profile = int(one.batch_per_gpu), _PROFILE[prec]
         g = archsim.zoo.resnet50(batch=batch, training=True, optimizer="sgd_momentum")
         t1 = archsim.estimate(g, hw, engine="des", software=profile).latency_s
         t8 = archsim.estimate(g, hw, engine="des", software=profile,
                               data_parallel=archsim.DataParallel(gpus=8)).latency_s
-        rows.append({"precision": prec, "profile": profile, "container": str(one.container), "batch": batch,
+        rows.append({"precision": prec, "profile": profile, "container": container, "batch": batch,
                      "predicted_eff": t1 / t8, "measured_eff": float(eight.img_per_s) / (8 * float(one.img_per_s)),
                      "predicted_img_per_s": batch / t1, "measured_img_per_s": float(one.img_per_s)})
     return rows
@@ -141,7 +141,7 @@ def software_section(smoke: bool = False) -> Section:
             budget = KERAS_BUDGET_PCT if (profile != "none" and r["model"] != "cifar10_cnn") else None
             families.append(SectionFamily(f"keras_{r['model']}_{r['machine']}_{profile}", 1, _mape([r]), budget))
     for r in scaling_rows():
-        tag = f"dle_dgx1_{r['precision']}_{r['profile']}"
+        tag = f"dle_dgx1_{r['container']}_{r['precision']}_{r['profile']}"
         families.append(SectionFamily(f"{tag}_8gpu_efficiency", 1, 100.0 * abs(r["predicted_eff"] / r["measured_eff"]
                                                                                  - 1), None))
         families.append(SectionFamily(f"{tag}_1gpu_train_img_s", 1, 100.0 * abs(r["predicted_img_per_s"]
@@ -154,9 +154,10 @@ def software_section(smoke: bool = False) -> Section:
         "keras_*: Woolf Nov 2017 epoch times; tf1-keras host work fitted on the MNIST MLP rows and its convolution "
         "efficiencies on the MNIST CNN rows; CIFAR-10 rows unbudgeted (Python augmentation not modelled)",
         "*_none: the same rows with software='none' (device work only), for comparison",
-        "dle_dgx1_*: ResNet-50 v1.5 training on a DGX-1 16G (pytorch-19.10; 893 -> 6889 img/s AMP, 380 -> 2945 FP32, "
-        "0.964 / 0.968 per GPU), DES on system/dgx-1-v100 with DDP buckets and NCCL kernels; what the model "
-        "lacks (input pipeline on the shared host, stragglers) is in the issue notes; unbudgeted",
+        "dle_dgx1_*: ResNet-50 v1.5 training on a DGX-1 16G, 1 -> 8 GPUs (pytorch-19.10: 893 -> 6889 img/s AMP, "
+        "380 -> 2945 FP32, 0.964 / 0.968 per GPU; pytorch-21.03: 1200 -> 8322 AMP, 367 -> 2855 FP32, 0.867 / "
+        "0.972), DES on system/dgx-1-v100 with DDP buckets and NCCL kernels; the input pipeline on the shared "
+        "host is not in it (no published per-image cost); unbudgeted",
     ]
     return Section("software", "software stacks: framework profiles on published whole-model times", families,
                    notes)
