@@ -16,6 +16,7 @@ import numpy as np
 
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
+from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 
 __all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
 
@@ -66,6 +67,9 @@ class GPUParams:
     gemm_pipeline_stages: np.ndarray
     gemm_cluster_size: np.ndarray
     tensor_channel_multiple: np.ndarray
+    # FLOP per issued warp-level MMA instruction (tensor_core.flop_per_instruction; the power model's
+    # instruction count).
+    tensor_flop_per_instruction: np.ndarray
     conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
     # Per cycle of clock_hz: the Tensor Cores' own rate x tensor_clock / clock (see _gpu_row).
@@ -145,7 +149,7 @@ _GPU_SCALARS = (
     "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
     "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
-    "tensor_channel_multiple",
+    "tensor_channel_multiple", "tensor_flop_per_instruction",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
@@ -183,7 +187,9 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
         eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
         eff.gemm_cluster_size,
-        g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
+        g.tensor_core.channel_multiple if g.tensor_core else 1,
+        g.tensor_core.flop_per_instruction if g.tensor_core else MMA_FLOP_PER_INSTRUCTION,
+        float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
