@@ -115,8 +115,8 @@ class GPUParams:
         (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
         see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
         """
-        # Sweep points share the base's untouched sub-tables (archsim.sweep.points), so the parts of
-        # a row read from one sub-table alone are computed once per distinct instance in this call.
+        # Points of a sweep or of model_copy share sub-table contents, so the per-precision parts of
+        # a row are computed once per distinct content in this call.
         memo: dict = {}
         table = np.asarray([_gpu_row(g, memo) for g in devices], dtype=np.float64).reshape(len(devices), -1)
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
@@ -157,8 +157,8 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
     (one per precision), each read from its named field once, on-chip energies scaled to the node.
 
-    ``memo`` (owned by the caller, keyed by the ``id`` of sub-objects that the caller keeps alive)
-    holds the per-precision parts that depend on one sub-object only: the same floats, computed once.
+    ``memo`` (owned by the caller, keyed by the contents of the sub-tables they are read from) holds
+    the per-precision parts: the same floats, computed once per distinct table.
     """
     if memo is None:
         memo = {}
@@ -186,26 +186,29 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
         g.static_power_w + dram.background_power_w,
     ]
     row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
-    key = ("lanes", id(sm))
+    # Memo keys are the sub-tables' contents (dicts of validated ints and floats; a dump normalises
+    # -0 to 0, so equal keys give equal floats): sweep points and model_copy points share them.
+    key = ("lanes", tuple(lanes.items()))
     if (part := memo.get(key)) is None:
         part = memo[key] = [2.0 * lanes.get(p, 0) for p in PRECISIONS]
     row += part
     # Tensor-Core FLOP per SM-clock cycle: the cost functions time every unit at clock_hz, so a Tensor
     # Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
     tensor_per_clock = g.tensor_clock / clock
-    key = ("tensor", id(g.tensor_core), tensor_per_clock)
+    tc_key = tuple(tc.items())
+    key = ("tensor", tc_key, tensor_per_clock)
     if (part := memo.get(key)) is None:
         part = memo[key] = [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
     row += part
-    key = ("energy", id(en))
+    vj, tj, aj = en.vector_flop_j, en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
+    tj_key = tuple(tj.items())
+    key = ("energy", s, tuple(vj.items()), tj_key)
     if (part := memo.get(key)) is None:
-        vj, tj = en.vector_flop_j, en.tensor_flop_j
         part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
     row += part
-    key = ("fp16-accumulate", id(g.tensor_core), tensor_per_clock, id(en))
+    acc = g.tensor_core.fp16_accumulate_flop_per_cycle_per_sm if g.tensor_core else {}
+    key = ("fp16-accumulate", tc_key, tuple(acc.items()), tensor_per_clock, s, tj_key, tuple(aj.items()))
     if (part := memo.get(key)) is None:
-        acc = g.tensor_core.fp16_accumulate_flop_per_cycle_per_sm if g.tensor_core else {}
-        tj, aj = en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
         part = memo[key] = ([acc.get(p, tc.get(p, 0)) * tensor_per_clock for p in PRECISIONS]
                             + [_energy(aj if p in aj else tj, p, s) for p in PRECISIONS])
     row += part
