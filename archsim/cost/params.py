@@ -9,7 +9,7 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +17,7 @@ import numpy as np
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
 
-__all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
+__all__ = ["GPUParams", "TiledGPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
 
 
 def _arr(values: Sequence[float]) -> np.ndarray:
@@ -131,6 +131,55 @@ class GPUParams:
             raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
                               f"got {host_dispatch_s!r}")
         return cls(n=len(devices), host_dispatch_s=dispatch, **kw)
+
+
+    def tiled(self, g: int) -> TiledGPUParams:
+        """This pack repeated ``g`` times along the point axis (row ``i * n + h`` is point ``h``)."""
+        return TiledGPUParams(self, g)
+
+
+class TiledGPUParams:
+    """A :class:`GPUParams` repeated ``g`` times along the point axis, for ``g`` stacked ops.
+
+    Each field is tiled when first read and kept (a kernel class reads a few dozen of the pack's
+    ~130 arrays, and one precision of each per-precision table): the same values as tiling them all.
+    Read-only like the pack it views.
+    """
+
+    def __init__(self, base: GPUParams, g: int) -> None:
+        self.__dict__.update(_base=base, _g=g, n=base.n * g)
+
+    def __getattr__(self, name: str) -> object:
+        value = getattr(self.__dict__["_base"], name)
+        g = self.__dict__["_g"]
+        if isinstance(value, np.ndarray):
+            value = np.tile(value, g)
+        elif isinstance(value, dict):
+            value = _TiledTable(value, g)
+        self.__dict__[name] = value
+        return value
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
+
+
+class _TiledTable(Mapping):
+    """A per-precision table of a :class:`TiledGPUParams`: each entry tiled when first read."""
+
+    def __init__(self, table: dict[str, np.ndarray], g: int) -> None:
+        self._table, self._g, self._done = table, g, {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        got = self._done.get(key)
+        if got is None:
+            got = self._done[key] = np.tile(self._table[key], self._g)
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
 
 
 _GPU_SCALARS = (
