@@ -206,8 +206,11 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
     (one per precision), each read from its named field once, on-chip energies scaled to the node.
 
-    ``memo`` (owned by the caller, keyed by the contents of the sub-tables they are read from) holds
-    the per-precision parts: the same floats, computed once per distinct table.
+    ``memo`` (owned by the caller) holds the per-precision parts, keyed by the ``id`` of the
+    sub-objects they are read from (alive in the caller's list: sweep points share the base's) and
+    by those sub-tables' contents (model_copy points share none): the same floats, computed once.
+    Tensor-Core FLOP are per SM-clock cycle: the cost functions time every unit at clock_hz, so a
+    Tensor Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
     """
     if memo is None:
         memo = {}
@@ -215,7 +218,6 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     s = en.scale
     clock = g.clock_hz
     tc = g.tensor_core.flop_per_cycle_per_sm if g.tensor_core else {}
-    lanes = sm.fma_lanes
     row = [
         g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
@@ -235,15 +237,24 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
         g.static_power_w + dram.background_power_w,
     ]
     row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
-    # Memo keys are the sub-tables' contents (dicts of validated ints and floats; a dump normalises
-    # -0 to 0, so equal keys give equal floats): sweep points and model_copy points share them.
+    tc_obj = g.tensor_core
+    ids = (id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
+    if (parts := memo.get(ids)) is None:
+        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, s, tensor_per_clock, memo)
+    row += parts
+    return row
+
+
+def _gpu_tables(lanes: dict, tc: dict, tc_obj: object, en: object, s: float, tensor_per_clock: float,
+                memo: dict) -> list[float]:
+    """The per-precision values of ``_GPU_TABLES`` of one GPU (see :func:`_gpu_row`)."""
+    # Content keys: dicts of validated ints and floats (validation normalises -0 to 0, so equal keys
+    # give equal floats).
+    row: list[float] = []
     key = ("lanes", tuple(lanes.items()))
     if (part := memo.get(key)) is None:
         part = memo[key] = [2.0 * lanes.get(p, 0) for p in PRECISIONS]
     row += part
-    # Tensor-Core FLOP per SM-clock cycle: the cost functions time every unit at clock_hz, so a Tensor
-    # Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
-    tensor_per_clock = g.tensor_clock / clock
     tc_key = tuple(tc.items())
     key = ("tensor", tc_key, tensor_per_clock)
     if (part := memo.get(key)) is None:
@@ -255,7 +266,7 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     if (part := memo.get(key)) is None:
         part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
     row += part
-    acc = g.tensor_core.fp16_accumulate_flop_per_cycle_per_sm if g.tensor_core else {}
+    acc = tc_obj.fp16_accumulate_flop_per_cycle_per_sm if tc_obj else {}
     key = ("fp16-accumulate", tc_key, tuple(acc.items()), tensor_per_clock, s, tj_key, tuple(aj.items()))
     if (part := memo.get(key)) is None:
         part = memo[key] = ([acc.get(p, tc.get(p, 0)) * tensor_per_clock for p in PRECISIONS]
