@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -206,23 +207,49 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
     (one per precision), each read from its named field once, on-chip energies scaled to the node.
 
-    ``memo`` (owned by the caller) holds the per-precision parts, keyed by the ``id`` of the
-    sub-objects they are read from (alive in the caller's list: sweep points share the base's) and
-    by those sub-tables' contents (model_copy points share none): the same floats, computed once.
+    ``memo`` (owned by the caller) holds the parts of rows read from sub-objects, keyed by the
+    ``id`` of those sub-objects (alive in the caller's list; sweep points and model_copy copies
+    share the base's untouched ones) and the top-level values they use, and the per-precision
+    parts also by the sub-tables' contents: the same floats, computed once.
     Tensor-Core FLOP are per SM-clock cycle: the cost functions time every unit at clock_hz, so a
     Tensor Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
     """
     if memo is None:
         memo = {}
-    sm, l1, l2, dram, eff, en = g.sm, g.sm.l1, g.l2, g.dram, g.efficiency, g.energy
-    s = en.scale
+    sm, l2, dram, eff, en, tc_obj, pw = g.sm, g.l2, g.dram, g.efficiency, g.energy, g.tensor_core, g.power
     clock = g.clock_hz
-    tc = g.tensor_core.flop_per_cycle_per_sm if g.tensor_core else {}
-    row = [
-        g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
+    # Segments read from sub-objects only (and the clock): once per distinct (sub-objects, clock).
+    key = ("core", id(sm), id(l2), id(dram), id(eff), id(en), id(tc_obj), clock)
+    if (core := memo.get(key)) is None:
+        core = memo[key] = _gpu_core(sm, l2, dram, eff, en, tc_obj, clock)
+    row = [g.sm_count, clock, *core[0], g.sector_bytes, *core[1], g.static_power_w + dram.background_power_w]
+    key = ("power", id(pw), id(dram), g.effective_power_limit_w, clock)
+    if (part := memo.get(key)) is None:
+        part = memo[key] = _power_row(pw, g.effective_power_limit_w, clock, dram.background_power_w,
+                                      dram.bandwidth_bytes_per_s)
+    row += part
+    s = en.scale
+    tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
+    ids = ("tables", id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
+    if (parts := memo.get(ids)) is None:
+        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, s, tensor_per_clock, memo)
+    row += parts
+    return row
+
+
+def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
+              clock: float) -> tuple[list[float], list[float]]:
+    """The values of ``_GPU_SCALARS`` that come from sub-objects (and the clock): those between
+    ``clock_hz`` and ``sector_bytes``, and those after it up to ``static_power_w``."""
+    l1, s = sm.l1, en.scale
+    before = [
+        sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
         sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
-        l2.size_bytes, l2.line_bytes, g.sector_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
+        l2.size_bytes, l2.line_bytes,
+    ]
+    after = [
+        l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
         dram.bandwidth_bytes_per_s,
         dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
@@ -230,22 +257,15 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
         eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
         eff.gemm_cluster_size,
-        g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
+        tc_obj.channel_multiple if tc_obj else 1, float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
-        g.static_power_w + dram.background_power_w,
     ]
-    row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
-    tc_obj = g.tensor_core
-    ids = (id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
-    if (parts := memo.get(ids)) is None:
-        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, s, tensor_per_clock, memo)
-    row += parts
-    return row
+    return before, after
 
 
-def _gpu_tables(lanes: dict, tc: dict, tc_obj: object, en: object, s: float, tensor_per_clock: float,
+def _gpu_tables(lanes: dict, tc: dict, tc_obj: Any, en: Any, s: float, tensor_per_clock: float,
                 memo: dict) -> list[float]:
     """The per-precision values of ``_GPU_TABLES`` of one GPU (see :func:`_gpu_row`)."""
     # Content keys: dicts of validated ints and floats (validation normalises -0 to 0, so equal keys
