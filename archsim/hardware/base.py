@@ -113,11 +113,11 @@ class HardwareModel(BaseModel):
         # The untouched sub-models go in as the validated instances they are (pydantic keeps an
         # instance of the field's model as it is): only this table's fields and the updated values
         # are validated again, and every rule of this table runs on the copy's values. The copy
-        # shares those sub-models with ``self``, as pydantic's own model_copy does. A table whose
-        # validators read their raw input is validated from a whole dump.
+        # shares those sub-models with ``self``, as pydantic's own model_copy does. ``deep=True``, or
+        # a table whose validators read their raw input, validates a whole dump (nothing shared).
         cls = type(self)
         updated = {names.get(key, key) for key in update}
-        shared = {} if _reads_raw_input(cls) else {
+        shared = {} if deep or _reads_raw_input(cls) else {
             name: value for name in cls.model_fields
             if name not in updated and _is_model_valued(value := getattr(self, name))}
         data = self.model_dump(by_alias=False, exclude=set(shared) or None)

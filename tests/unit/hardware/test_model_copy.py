@@ -52,3 +52,5 @@ def test_copy_shares_untouched_sub_models():
     assert copy.sm_count == 40 and hw.sm_count == 80
     changed = hw.model_copy(update={"dram": {**hw.dram.model_dump(by_alias=True), "bandwidth": "1 TB/s"}})
     assert changed.dram is not hw.dram and changed.dram.bandwidth_bytes_per_s == 1e12
+    deep = hw.model_copy(update={"sm_count": 40}, deep=True)
+    assert deep == copy and deep.sm is not hw.sm and deep.energy is not hw.energy
