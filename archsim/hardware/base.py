@@ -99,7 +99,9 @@ class HardwareModel(BaseModel):
         """A copy with ``update`` applied, validated as a whole (pydantic's own skips validation).
 
         ``update`` keys are field names or TOML names; a value is what the constructor takes (a string
-        with units, a model, a table) or, as in pydantic, the stored value (an SI float).
+        with units, a model, a table) or, as in pydantic, the stored value (an SI float). The copy
+        shares the sub-models ``update`` leaves untouched with this model (frozen, like it); with
+        ``deep=True`` it shares nothing.
         """
         if not update:
             return super().model_copy(deep=deep)
