@@ -26,41 +26,16 @@ import numpy as np
 from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
-from archsim.cost.params import GPUParams
+from archsim.cost.params import GPUParams, TiledGPUParams
 from archsim.cost.types import CostArrays
 
 __all__ = ["cost_many", "tile_params"]
 
 
-def tile_params(p: GPUParams, g: int) -> GPUParams:
-    """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``)."""
-    arrays: list[np.ndarray] = []
-    slots: list[tuple[str, str | None]] = []
-    for f in dataclasses.fields(p):
-        v = getattr(p, f.name)
-        if isinstance(v, np.ndarray):
-            arrays.append(v)
-            slots.append((f.name, None))
-        elif isinstance(v, dict):
-            for key, x in v.items():
-                arrays.append(x)
-                slots.append((f.name, key))
-    kw: dict[str, Any] = {"n": p.n * g}
-    if all(a.ndim == 1 and a.dtype == np.float64 and a.shape == (p.n,) for a in arrays):
-        # One tile of the stacked (fields x points) table instead of one per field: the same values.
-        rows = list(np.tile(np.stack(arrays), (1, g)))
-    else:
-        rows = [np.tile(a, g) for a in arrays]
-    for (name, key), row in zip(slots, rows, strict=True):
-        if key is None:
-            kw[name] = row
-        else:
-            kw.setdefault(name, {})[key] = row
-    for f in dataclasses.fields(p):
-        v = getattr(p, f.name)
-        if isinstance(v, dict) and f.name not in kw:
-            kw[f.name] = {}
-    return GPUParams(**kw)
+def tile_params(p: GPUParams, g: int) -> TiledGPUParams:
+    """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``), each
+    field tiled on first read (:class:`~archsim.cost.params.TiledGPUParams`)."""
+    return p.tiled(g)
 
 
 @dataclasses.dataclass
@@ -118,7 +93,7 @@ class _Planner:
         self.gemms: list[_Gemm] = []
         self.streams: list[_Stream] = []
         self._flop: dict[int, float] = {}
-        self._tiled: dict[int, GPUParams] = {}
+        self._tiled: dict[int, TiledGPUParams] = {}
         self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
 
     def tiled(self, g: int) -> GPUParams:
