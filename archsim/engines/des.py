@@ -35,6 +35,7 @@ from archsim.engines.desim.build import (
     loader_seconds,
 )
 from archsim.engines.desim.config import DataParallel, InputPipeline, PIMOffload
+from archsim.engines.desim.loop import run_to_end
 from archsim.engines.desim.machine import Machine, Record
 from archsim.engines.desim.plan import Coster, Task
 from archsim.errors import EngineError
@@ -259,7 +260,7 @@ class DESRun:
         if self.env.now > 0 or self._done:
             raise EngineError("a DESRun simulates once; prepare a new one")
         self.start()
-        self.env.run()
+        run_to_end(self.env)
 
     def result(self) -> RunResult:
         """The :class:`~archsim.results.RunResult` of the finished simulation."""
