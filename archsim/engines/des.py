@@ -169,33 +169,9 @@ class DESRun:
         return f"{group}.{prefix}stream{k}"
 
     # --- processes -------------------------------------------------------------------------------
-    def lane(self, group: str, k: int, tasks: list[Task], r: int, s: int):
-        env, m = self.env, self.m
-        done = self.done(r, s)
-        name = self.lane_name(group, k, r)
-        hold = self.hold_core and group != "pim"
-        for t, cross, b in self.waits_of[(group, k)]:
-            # Predecessors on this lane are done already: only other lanes' are checked.
-            waits = [done[p] for p in cross if not done[p].triggered] if cross else []
-            if b >= 0:
-                ev = self.bucket_done(s, b)
-                if not ev.triggered:
-                    waits.append(ev)
-            if waits:
-                yield waits[0] if len(waits) == 1 else env.all_of(waits)
-            start = env.now
-            kind = t.executor
-            # The executors are called here rather than through Machine.run: one generator level
-            # less on every resume of the hottest loop.
-            if kind == "gpu":
-                yield from m.gpu(t, r)
-                m.record(t, r, s, name, start)
-            elif kind == "copy":
-                yield from m.copy_task(t, r)
-                m.record(t, r, s, name, start)
-            else:
-                yield from m.run(t, r, s, name, hold and kind == "pim")
-            done[t.index].succeed()
+    def lane(self, group: str, k: int, r: int, s: int):
+        return self.m.lane(self.waits_of[(group, k)], r, s, self.lane_name(group, k, r), self.done(r, s),
+                           self.bucket_done, self.hold_core and group != "pim")
 
     def replica(self, r: int, ready: list[simpy.Event] | None, started: list[simpy.Event]):
         env = self.env
@@ -203,7 +179,7 @@ class DESRun:
             if ready is not None:
                 yield ready[s]
             started[s].succeed()
-            procs = [env.process(self.lane(g, k, ts, r, s)) for g, k, ts in self.lanes]
+            procs = [env.process(self.lane(g, k, r, s)) for g, k, _ in self.lanes]
             yield env.all_of(procs)
             self.step_end[r].append(env.now)
 

@@ -16,6 +16,8 @@ contention the discrete-event engine reproduces the roofline's op times.
 
 from __future__ import annotations
 
+from heapq import heappush
+
 import simpy
 from simpy.events import NORMAL
 
@@ -148,16 +150,19 @@ class FluidShare:
         if generation != self._generation:
             return  # superseded by a later arrival or departure
         flows = self._flows
-        if len(flows) == 1:  # the common, uncontended case, inlined
+        if len(flows) == 1:  # the common, uncontended case, inlined (_finished, Event.succeed)
             f = flows[0]
-            now = self.env.now
+            env = self.env
+            now = env._now
             dt = now - self._last
             self._last = now
             f.remaining_s -= f.rate * dt
             self.moved_bytes += f.rate * f.demand * dt
-            if _finished(f, now):
+            if f.remaining_s <= _REL_TOL * f.solo_s or now + f.remaining_s / f.rate <= now:
                 self._flows = []
-                f.succeed()
+                f._ok = True
+                f._value = None
+                heappush(env._queue, (now, NORMAL, next(env._eid), f))
                 return
         else:
             self._advance()
@@ -187,8 +192,10 @@ class _Wake(simpy.Timeout):
         self._ok = True
         self.share = share
         self.generation = generation
-        env.schedule(self, NORMAL, delay)
+        heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), self))  # Environment.schedule
 
 
 def _wake(timer: _Wake) -> None:
-    timer.share._wake(timer.generation)
+    share = timer.share
+    if timer.generation == share._generation:  # else superseded by a later arrival or departure
+        share._wake(timer.generation)
