@@ -21,9 +21,8 @@ Resources (one set per GPU replica where per-GPU):
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass
 from heapq import heappush
-from typing import Any
+from typing import Any, NamedTuple
 
 import simpy
 from simpy.events import NORMAL, PENDING, Timeout
@@ -71,9 +70,10 @@ class SlotPool:
             event.succeed()
 
 
-@dataclass(slots=True)
-class Record:
-    """One executed task: the op, where and when it ran."""
+class Record(NamedTuple):
+    """One executed task: the op, where and when it ran (``task`` is None for a loader batch or an
+    all-reduce). A tuple: the hot loop makes one per task with ``tuple.__new__(Record, ...)``, a
+    third of a dataclass's ``__init__``."""
 
     task: Task
     replica: int
@@ -83,6 +83,9 @@ class Record:
     end_s: float
     nbytes: float = 0.0
     energy_j: float = 0.0
+
+
+_new_record = tuple.__new__
 
 
 class Machine:
@@ -165,7 +168,7 @@ class Machine:
         records = self.records
         busy_s = self.busy_s
         sm = self.sm[r] if self.sm else None
-        dram = self.dram[r] if self.dram else None
+        flow = self.dram[r].flow if self.dram else None
         sm_key = f"gpu{r}.sm"
         for t, cross, b in items:
             # Predecessors on this lane are done already: only other lanes' are checked.
@@ -184,20 +187,21 @@ class Machine:
                 busy = 0.0
                 demand = t.demand_bytes_per_s
                 for seconds, slots in t.segments:
-                    wait = sm.acquire(slots)
-                    if wait is not None:
-                        yield wait
+                    if not sm._waiters and sm.free >= slots:  # SlotPool.acquire, granted at once
+                        sm.free -= slots
+                    else:
+                        yield sm.acquire(slots)
                     if self.nccl_active:
                         seconds *= self.nccl_slowdown  # the collective's blocks hold some SMs
                     t0 = env._now
-                    yield dram.flow(seconds, demand)
+                    yield flow(seconds, demand)
                     sm.release(slots)
                     busy += slots * (env._now - t0)
                 busy_s[sm_key] += busy
-                records.append(Record(t, r, step, lane, start, env._now))
+                records.append(_new_record(Record, (t, r, step, lane, start, env._now, 0.0, 0.0)))
             elif kind == "copy":
                 yield from self.copy_task(t, r)
-                records.append(Record(t, r, step, lane, start, env._now))
+                records.append(_new_record(Record, (t, r, step, lane, start, env._now, 0.0, 0.0)))
             else:
                 yield from self.run(t, r, step, lane, hold_core and kind == "pim")
             ev = done[t.index]
