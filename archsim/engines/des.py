@@ -35,7 +35,7 @@ from archsim.engines.desim.build import (
     loader_seconds,
 )
 from archsim.engines.desim.config import DataParallel, InputPipeline, PIMOffload
-from archsim.engines.desim.loop import run_to_end
+from archsim.engines.desim.loop import LeanProcess, run_to_end
 from archsim.engines.desim.machine import Machine, Record
 from archsim.engines.desim.plan import Coster, Task
 from archsim.errors import EngineError
@@ -179,7 +179,7 @@ class DESRun:
             if ready is not None:
                 yield ready[s]
             started[s].succeed()
-            procs = [env.process(self.lane(g, k, r, s)) for g, k, _ in self.lanes]
+            procs = [LeanProcess(env, self.lane(g, k, r, s)) for g, k, _ in self.lanes]
             yield env.all_of(procs)
             self.step_end[r].append(env.now)
 

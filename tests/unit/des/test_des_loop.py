@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from archsim.engines.desim.loop import run_to_end
+from archsim.engines.desim.loop import LeanProcess, run_to_end
 
 
 def _scenario(env: simpy.Environment, log: list[tuple[float, str]]) -> None:
@@ -54,3 +54,54 @@ def test_a_failing_process_raises_as_environment_run_does():
     with pytest.raises(ValueError, match="broken op"):
         run_to_end(env)
     assert env.now == 1.0
+
+
+def _lean_log(process_cls) -> tuple[list[tuple[float, str]], object]:
+    env = simpy.Environment()
+    log: list[tuple[float, str]] = []
+
+    def worker(name: str, dt: float):
+        for i in range(3):
+            yield env.timeout(dt)
+            log.append((env.now, f"{name}{i}"))
+        return name
+
+    procs = [process_cls(env, worker(n, dt)) for n, dt in (("a", 1.0), ("b", 0.5), ("c", 1.0))]
+    both = env.all_of(procs)
+    env.run()
+    return log, [both.value[p] for p in procs]
+
+
+def test_lean_process_runs_as_simpy_process():
+    assert _lean_log(LeanProcess) == _lean_log(simpy.Process)
+
+
+def test_lean_process_errors_read_as_in_simpy():
+    env = simpy.Environment()
+
+    def bad():
+        yield env.timeout(1.0)
+        raise ValueError("broken op")
+
+    def not_an_event():
+        yield 42
+
+    def waits_on_failure():
+        failing = env.event()
+        failing.fail(KeyError("lost"))
+        try:
+            yield failing
+        except KeyError:
+            return "handled"
+
+    LeanProcess(env, bad())
+    with pytest.raises(ValueError, match="broken op"):
+        run_to_end(env)
+    env = simpy.Environment()
+    LeanProcess(env, not_an_event())
+    with pytest.raises(RuntimeError, match="Invalid yield value"):
+        run_to_end(env)
+    env = simpy.Environment()
+    p = LeanProcess(env, waits_on_failure())
+    run_to_end(env)
+    assert p.value == "handled"
