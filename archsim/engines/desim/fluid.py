@@ -146,36 +146,19 @@ class FluidShare:
         self._generation += 1
         _Wake(self.env, max(nxt, 0.0), self, self._generation)
 
-    def _wake(self, generation: int) -> None:
-        if generation != self._generation:
-            return  # superseded by a later arrival or departure
-        flows = self._flows
-        if len(flows) == 1:  # the common, uncontended case, inlined (_finished, Event.succeed)
-            f = flows[0]
-            env = self.env
-            now = env._now
-            dt = now - self._last
-            self._last = now
-            f.remaining_s -= f.rate * dt
-            self.moved_bytes += f.rate * f.demand * dt
-            if f.remaining_s <= _REL_TOL * f.solo_s or now + f.remaining_s / f.rate <= now:
-                self._flows = []
-                f._ok = True
-                f._value = None
-                heappush(env._queue, (now, NORMAL, next(env._eid), f))
-                return
-        else:
-            self._advance()
-            now = self.env.now
-            done, left = [], []
-            for f in flows:
-                (done if _finished(f, now) else left).append(f)
-            if done:
-                self._flows = left
-                for f in done:
-                    f.succeed()
-                if self._flows:
-                    self._reallocate()
+    def _settle(self) -> None:
+        """At a timer of several flows: advance them, finish those that are done, re-arm."""
+        self._advance()
+        now = self.env._now
+        done, left = [], []
+        for f in self._flows:
+            (done if _finished(f, now) else left).append(f)
+        if done:
+            self._flows = left
+            for f in done:
+                f.succeed()
+            if self._flows:
+                self._reallocate()
         self._arm()
 
 
@@ -196,6 +179,27 @@ class _Wake(simpy.Timeout):
 
 
 def _wake(timer: _Wake) -> None:
+    """The timer's callback: settle the share it was armed for, unless an arrival or a departure
+    has re-armed it since."""
     share = timer.share
-    if timer.generation == share._generation:  # else superseded by a later arrival or departure
-        share._wake(timer.generation)
+    if timer.generation != share._generation:
+        return
+    flows = share._flows
+    if len(flows) != 1:
+        share._settle()
+        return
+    # The common, uncontended case, written out (FluidShare._advance, _finished, Event.succeed).
+    f = flows[0]
+    env = share.env
+    now = env._now
+    dt = now - share._last
+    share._last = now
+    f.remaining_s -= f.rate * dt
+    share.moved_bytes += f.rate * f.demand * dt
+    if f.remaining_s <= _REL_TOL * f.solo_s or now + f.remaining_s / f.rate <= now:
+        share._flows = []
+        f._ok = True
+        f._value = None
+        heappush(env._queue, (now, NORMAL, next(env._eid), f))
+        return
+    share._arm()

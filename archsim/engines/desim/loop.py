@@ -70,14 +70,13 @@ class LeanProcess(simpy.Process):
                 self._value = exc
                 env.schedule(self)
                 break
-            callbacks = getattr(event, "callbacks", _NOT_AN_EVENT)
-            if callbacks is _NOT_AN_EVENT:
-                raise RuntimeError(f'Invalid yield value "{event}"')
+            try:
+                callbacks = event.callbacks
+            except AttributeError:
+                raise RuntimeError(f'Invalid yield value "{event}"') from None
             if callbacks is not None:  # not yet processed: resume when it is
                 callbacks.append(self._resume_cb)
                 break
         self._target = event
         env._active_proc = None
 
-
-_NOT_AN_EVENT = object()

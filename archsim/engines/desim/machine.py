@@ -63,6 +63,11 @@ class SlotPool:
 
     def release(self, n: int) -> None:
         self.free += n
+        if self._waiters:
+            self.grant()
+
+    def grant(self) -> None:
+        """Hand the free units to the waiting requests that fit, in order (after ``free`` grew)."""
         waiters = self._waiters
         while waiters and waiters[0][0] <= self.free:
             m, event = waiters.popleft()
@@ -195,7 +200,9 @@ class Machine:
                         seconds *= self.nccl_slowdown  # the collective's blocks hold some SMs
                     t0 = env._now
                     yield flow(seconds, demand)
-                    sm.release(slots)
+                    sm.free += slots  # SlotPool.release
+                    if sm._waiters:
+                        sm.grant()
                     busy += slots * (env._now - t0)
                 busy_s[sm_key] += busy
                 records.append(_new_record(Record, (t, r, step, lane, start, env._now, 0.0, 0.0)))
