@@ -29,6 +29,7 @@ from simpy.events import NORMAL, PENDING, Timeout
 
 from archsim.engines.desim.fluid import FluidShare
 from archsim.engines.desim.plan import Task
+from archsim.errors import EngineError
 
 __all__ = ["Machine", "Record", "SlotPool", "COPY_ENGINES_PER_DIRECTION"]
 
@@ -226,9 +227,11 @@ class Machine:
             yield from self.copy_task(task, replica)
         elif kind == "host":
             yield from self._host(task)
-        else:
+        elif kind == "pim":
             yield from self._pim(task, replica, step, hold_core)
             lane = "pim"
+        else:
+            raise EngineError(f"Machine.run executes copy, host and PIM tasks; {task.label!r} is a {kind!r} task")
         self.records.append(Record(task, replica, step, lane, start, self.env.now))
 
     def copy_task(self, task: Task, r: int):
