@@ -35,7 +35,7 @@ from archsim.engines.desim.build import (
     loader_seconds,
 )
 from archsim.engines.desim.config import DataParallel, InputPipeline, PIMOffload
-from archsim.engines.desim.loop import LeanProcess, run_to_end
+from archsim.engines.desim.loop import FIRED, LeanProcess, run_to_end
 from archsim.engines.desim.machine import Machine, Record
 from archsim.engines.desim.plan import Coster, Task
 from archsim.errors import EngineError
@@ -145,12 +145,22 @@ class DESRun:
             mine = {t.index for t in ts}
             self.waits_of[(g, k)] = [(t, tuple(p for p in preds[t.index] if p not in mine),
                                       self.bucket_of.get(t.index, -1)) for t in ts]
+        # The tasks whose done events something waits on: a later task on another lane, an
+        # all-reduce (its bucket's gradient sources) or, without copy overlap, the next batch's copy
+        # (all of a step). The others' done flags are scheduled as loop.FIRED (no object per task).
+        if feed is not None and not overlap_copies:
+            awaited = set(range(len(tasks)))
+        else:
+            awaited = {p for items in self.waits_of.values() for _, cross, _ in items for p in cross}
+            awaited.update(j for bk in buckets for j in bk.sources)
+        self._awaited = [i in awaited for i in range(len(tasks))]
 
     def done(self, r: int, s: int) -> list[simpy.Event]:
         key = (r, s)
         evs = self._done.get(key)
         if evs is None:
-            evs = [self.env.event() for _ in self.tasks]
+            env = self.env
+            evs = [simpy.Event(env) if waited else FIRED for waited in self._awaited]
             self._done[key] = evs
         return evs
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import simpy
 
-__all__ = ["run_to_end", "LeanProcess"]
+__all__ = ["run_to_end", "LeanProcess", "FIRED"]
 
 
 def run_to_end(env: simpy.Environment) -> None:
@@ -80,3 +80,25 @@ class LeanProcess(simpy.Process):
         self._target = event
         env._active_proc = None
 
+
+
+class _Fired:
+    """The done flag of a task that nothing waits on: scheduled and processed in the queue as the
+    task's own event would be (same place, same event id, no callbacks to run), without an event
+    object and its callback list per task. Nothing can wait on it (it has no callbacks to append
+    to; a waiter needs a real ``simpy.Event``), so a run keeps real events for the tasks it waits on."""
+
+    __slots__ = ()
+    _ok = True
+    _value = None
+
+    @property
+    def callbacks(self) -> tuple[()]:
+        return ()
+
+    @callbacks.setter
+    def callbacks(self, _value: Any) -> None:
+        pass  # processing sets an event's callbacks to None; there are none to drop
+
+
+FIRED = _Fired()

@@ -28,6 +28,7 @@ import simpy
 from simpy.events import NORMAL, PENDING, Timeout
 
 from archsim.engines.desim.fluid import FluidShare
+from archsim.engines.desim.loop import FIRED
 from archsim.engines.desim.plan import Task
 from archsim.errors import EngineError
 
@@ -159,7 +160,8 @@ class Machine:
 
         ``items`` are (task, its predecessors on other lanes, its gradient bucket or -1): a task
         starts when those predecessors' ``done`` events and its bucket's all-reduce
-        (``bucket_done(step, bucket)``) have fired, and fires its own ``done`` event when it ends.
+        (``bucket_done(step, bucket)``) have fired, and fires its own ``done`` event when it ends
+        (``loop.FIRED`` for a task nothing waits on, scheduled all the same).
 
         The GPU kernel executor (its overheads, then its wave segments on SM slots drawing DRAM
         bandwidth) is written out here rather than in a generator per kernel: this is the hot loop of
@@ -213,8 +215,9 @@ class Machine:
             else:
                 yield from self.run(t, r, step, lane, hold_core and kind == "pim")
             ev = done[t.index]
-            ev._ok = True
-            ev._value = None
+            if ev is not FIRED:
+                ev._ok = True
+                ev._value = None
             heappush(queue, (env._now, NORMAL, next(eid), ev))
 
     def run(self, task: Task, replica: int, step: int, lane: str, hold_core: bool):

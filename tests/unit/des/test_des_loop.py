@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import simpy
 
-from archsim.engines.desim.loop import LeanProcess, run_to_end
+from archsim.engines.desim.loop import FIRED, LeanProcess, run_to_end
 
 
 def _scenario(env: simpy.Environment, log: list[tuple[float, str]]) -> None:
@@ -105,3 +105,17 @@ def test_lean_process_errors_read_as_in_simpy():
     p = LeanProcess(env, waits_on_failure())
     run_to_end(env)
     assert p.value == "handled"
+
+
+def test_fired_is_processed_as_an_event_without_callbacks():
+    # Scheduled twice among real timeouts: SimPy's loop and run_to_end both process it (one event id
+    # each, no callbacks) and leave the clock where the real events put it.
+    for loop in (simpy.Environment.run, run_to_end):
+        env = simpy.Environment()
+        env.timeout(2.0)
+        env.schedule(FIRED)
+        env.schedule(FIRED, delay=1.0)
+        loop(env)
+        assert env.now == 2.0
+        assert next(env._eid) == 3
+        assert FIRED.callbacks == ()
