@@ -1,4 +1,5 @@
-"""SimPy's event loop without a method call per event.
+"""SimPy's event loop without a method call per event, a leaner process resume, and a done flag
+that needs no event object.
 
 ``simpy.Environment.run()`` calls ``step()`` once per event; on a run of cheap events (a kernel's
 timer, its flow's completion, a task's done flag) that call is a sizeable share of the time per
@@ -7,7 +8,7 @@ heap of ``(time, priority, event id, event)`` that ``Environment.schedule`` fill
 hands each event to its callbacks and raises a failed event's exception as ``step()`` does, so a
 run is the same run, event for event. It reads SimPy's internals (``_queue``, ``_now``) as they are
 in simpy 4.1 (``simpy/core.py``, ``Environment.step``); ``tests/unit/des/test_des_loop.py`` checks
-it against ``Environment.run()``.
+it against ``Environment.run()``, and :class:`LeanProcess` and :data:`FIRED` against SimPy's own.
 """
 
 from __future__ import annotations
@@ -79,7 +80,6 @@ class LeanProcess(simpy.Process):
                 break
         self._target = event
         env._active_proc = None
-
 
 
 class _Fired:
