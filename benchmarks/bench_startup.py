@@ -5,7 +5,8 @@ Each figure is the median wall and CPU time (user + system, from ``getrusage`` o
 imported or cached in memory; numba's on-disk cache is warm after the first run, as for a user),
 beside the same for a bare ``python -c pass`` and for ``import numpy, pydantic, pint`` (the
 floor the library's own dependencies set), run interleaved so a change of machine load hits
-them alike. Targets: first estimate < 1 s; ``presets list`` < 0.3 s.
+them alike; also the first estimate of a System under a software profile (host work priced on
+its CPU). Targets: first estimate < 1 s; ``presets list`` < 0.3 s.
 
 Run: ``python benchmarks/bench_startup.py [--repeats 5]``. Prints the load average.
 """
@@ -29,10 +30,17 @@ FIRST_ESTIMATE = (
     "archsim.estimate(archsim.zoo.resnet50(batch=32, dtype='fp16'), hw)\n"
 )
 
+FIRST_WITH_SOFTWARE = (
+    "import archsim\n"
+    "hw = archsim.load_preset('system/dgx-a100')\n"
+    "archsim.estimate(archsim.zoo.resnet50(batch=32, dtype='fp16'), hw, software='pytorch-eager')\n"
+)
+
 CASES = {
     "python -c pass": [sys.executable, "-c", "pass"],
     "import numpy, pydantic, pint": [sys.executable, "-c", "import numpy, pydantic, pint"],
     "first ResNet-50 estimate": [sys.executable, "-c", FIRST_ESTIMATE],
+    "the same, DGX + pytorch-eager": [sys.executable, "-c", FIRST_WITH_SOFTWARE],
     "archsim presets list": [sys.executable, "-c", "import sys; from archsim.cli import main; "
                              "sys.exit(main(['presets', 'list']))"],
 }

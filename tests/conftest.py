@@ -1,8 +1,19 @@
-"""Shared pytest options: ``--update-golden`` rewrites golden files instead of comparing."""
+"""Shared pytest options: ``--update-golden`` rewrites golden files instead of comparing.
+
+Property tests draw new examples on every local run (to keep finding cases). ``.ci/run`` sets
+``HYPOTHESIS_PROFILE=ci``: the same examples on every run, so a CI result is reproducible and a
+failure there is the code's, not the draw's.
+"""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

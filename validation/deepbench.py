@@ -18,6 +18,9 @@ and filter transposes (``efficiency.conv_nchw_transposes``); strided convolution
 row they touch whole (a row is fetched in L2 lines). These are device-level fields with sources,
 the same for every GPU.
 
+The convolution library's algorithm is chosen as the benchmark chose it (``_benchmark_policy``):
+autotuned, except implicit precomputed GEMM for Tensor-Core math.
+
 The measured times are per call of a loop of back-to-back calls, so they include the launch
 overhead of each kernel; convolution rows where cuDNN chose Winograd or FFT (fewer FLOP than the
 direct algorithm) are reported both with all rows and restricted to IMPLICIT_GEMM-family choices.
@@ -85,8 +88,26 @@ def gemm_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)
     return pd.DataFrame(out)
 
 
-def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)") -> pd.DataFrame:
-    """Predicted vs measured forward time for every DeepBench convolution row of ``device``."""
+def _benchmark_policy(gpu: object, compute: str) -> object:
+    """The algorithm choice DeepBench's ``conv_bench.cu`` makes: it autotunes
+    (``cudnnFindConvolutionForwardAlgorithm``, ``USE_GET 0``), except that with cuDNN >= 7 and
+    Tensor-Core math it then sets IMPLICIT_PRECOMP_GEMM for the forward pass ("Tensor Op math only
+    supports IMPLICIT_PRECOMP_GEMM algorithm", baidu-research/DeepBench code/nvidia/conv_bench.cu).
+    So Tensor-Core rows run under ``algorithm_selection = "heuristic"`` (implicit precomputed GEMM
+    only); the rest under the default (``None``: autotuned). A benchmark setting, not a row's
+    measured algorithm (which the prediction never reads)."""
+    tc = getattr(gpu, "tensor_core", None)
+    if compute == "fp32" or tc is None or compute not in tc.flop_per_cycle_per_sm:
+        return None
+    from archsim.software import load_software, with_updates
+
+    return with_updates(load_software("none"), {"algorithm_selection": "heuristic"})
+
+
+def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)", software: object = None
+              ) -> pd.DataFrame:
+    """Predicted vs measured forward time for every DeepBench convolution row of ``device``
+    (``software``: a profile for :func:`archsim.estimate`, e.g. another ``algorithm_selection``)."""
     df = _device_frame(data / DEVICES[device][2][1], device)
     out = []
     for r in df.itertuples():
@@ -94,7 +115,7 @@ def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)
         op = ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
                         stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)), dtype=dt,
                         compute_dtype=compute)
-        res = estimate(op, gpu).ops[0]
+        res = estimate(op, gpu, software=_benchmark_policy(gpu, compute) if software is None else software).ops[0]
         algo = str(r.fwd_algo)
         out.append({"family": f"conv_fwd_{_family(dt, compute)}",
                     "shape": f"N{r.N} C{r.C} {r.H}x{r.W} K{r.K} {r.R}x{r.S}/{r.stride_h}",
@@ -121,6 +142,23 @@ def device_summary(device: str, data: Path = DATA, gpu: object | None = None) ->
                           report(conv.assign(family="conv_fwd_all")),
                           report(conv[conv.gemm_algo].assign(family="conv_fwd_implicit_gemm_algos"))])
     return rows.assign(device=DEVICES[device][0]), families
+
+
+def selection_summary(selection: str = "heuristic", data: Path = DATA) -> pd.DataFrame:
+    """MAPE per device of the forward convolutions with the convolution library's algorithm picked
+    by ``selection`` (:data:`archsim.software.ALGORITHM_SELECTIONS`) instead of autotuned; families
+    ``<device>/conv_fwd_all_<selection>``. DeepBench itself autotuned (conv_bench.cu calls
+    cudnnFindConvolutionForwardAlgorithm) except for Tensor-Core math, where it sets
+    IMPLICIT_PRECOMP_GEMM: a what-if, for information."""
+    from archsim.software import load_software, with_updates
+
+    profile = with_updates(load_software("none"), {"algorithm_selection": selection})
+    fams = []
+    for device in available_devices(data):
+        gpu = presets.load_preset(DEVICES[device][1])
+        conv = conv_rows(gpu, data, device, software=profile)
+        fams.append(report(conv.assign(family=f"{DEVICES[device][0]}/conv_fwd_all_{selection}")))
+    return pd.concat(fams)
 
 
 def available_devices(data: Path = DATA) -> list[str]:

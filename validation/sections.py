@@ -55,10 +55,11 @@ DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
     "p100/conv_fwd_all": (33.0, "cuDNN 7 forward convolutions on Pascal run at ~25-60 % of the modelled rate; "
                                 "cuDNN on the P100 chose implicit GEMM for the 5x5 stride-1 rows where the model "
                                 "takes the faster Winograd F(2x2, 5x5) (32.1 % before 5x5 Winograd)"),
-    "t4/gemm_all": (19.7, "at the 70 W power-limited clock (power model) fp16 Tensor-Core GEMMs come out ~20 % "
-                          "too slow and fp32 GEMMs ~7 % too slow: the power-limited clock is the power model's"),
-    "t4/conv_fwd_all": (23.2, "fp16 convolutions with C = 1 input channel run 5-7x slower than the padded "
-                              "Tensor-Core model (cuDNN's fallback kernels); power-limited fp32 rows ~14 % too slow"),
+    "t4/gemm_all": (13.9, "fp32 GEMMs at the 70 W power-limited clock: the 2-20 ms rows 20-40 % too slow, the "
+                          "longest (> 150 ms) within 5 % (the card slows as it heats; no thermal model), and "
+                          "skinny rows (n <= 35) ~25 % too fast; fp16 Tensor-Core GEMMs 10.6 %"),
+    "t4/conv_fwd_all": (22.2, "fp16 convolutions with C = 1 input channel run 5-7x slower than the padded "
+                              "Tensor-Core model (cuDNN's fallback kernels); power-limited fp32 rows ~13 % too slow"),
 }
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
 POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 and L40, predicted by the power "
@@ -109,6 +110,11 @@ def deepbench_section(folder: Path) -> Section | None:
     from validation import deepbench
 
     _rows, fams = deepbench.summary(folder)
+    # what-if, unbudgeted: the forward convolutions with cuDNN's heuristic pick (software profile
+    # field algorithm_selection) instead of the autotuned one DeepBench ran
+    import pandas as pd
+
+    fams = pd.concat([fams, deepbench.selection_summary("heuristic", folder)])
     families = []
     for fam, r in fams.iterrows():
         name = str(fam)
@@ -123,6 +129,9 @@ def deepbench_section(folder: Path) -> Section | None:
         "DeepBench_NV_{V100,P100,T4}.xlsx), not this project's",
         "P100 half-precision rows are fp16 storage with fp32 math (compute_dtype='fp32'), as DeepBench labels them",
         "conv_fwd_implicit_gemm_algos: the rows where cuDNN chose an implicit-GEMM algorithm (no Winograd/FFT)",
+        "conv_fwd_all_heuristic: the same rows with software algorithm_selection='heuristic' (implicit GEMM "
+        "only, never Winograd), for information: DeepBench autotuned (cudnnFind), except Tensor-Core math, "
+        "where its conv_bench.cu sets IMPLICIT_PRECOMP_GEMM",
     ]
     notes += [f"target not met yet, {fam}: {why} (ceiling {ceiling:.1f} %)"
               for fam, (ceiling, why) in DEEPBENCH_UNMET.items()]

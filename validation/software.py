@@ -10,6 +10,12 @@ Development sets (both published, both in ``scenarios/``):
 * Max Woolf's Keras epoch times (Nov 2017, ``scenarios/data/keras_cloud_epoch_times.csv``) on the
   16-vCPU VM, K80 and P100, predicted by ``scenarios.why_gpus.epoch_time`` with ``tf1-keras``.
 
+* Data-parallel strong scaling of the same examples' ResNet-50 v1.5 training, 1 -> 8 GPUs of a DGX-1
+  16G (pytorch-19.10 and 21.03, ``scenarios/data/dle_resnet50_training_scaling.csv``), predicted by the
+  discrete-event engine on ``system/dgx-1-v100`` with ``DataParallel(gpus=8)`` (DDP's 25 MB
+  buckets, NCCL ring kernels beside the backward pass): per-GPU efficiency and the one-GPU
+  throughput, reported without a budget.
+
 Each family is also given under the ``none`` profile (device work only, the behaviour before
 software profiles) so the report shows what the profile adds. Budgets (MAPE, percent): the DLE V100
 curve 15; each Keras epoch 25, except the CIFAR-10 rows, whose published GPU epochs are bound by
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 from validation.sections import Section, SectionFamily
 
-__all__ = ["software_section", "dle_rows", "keras_rows", "DLE_BUDGET_PCT", "KERAS_BUDGET_PCT"]
+__all__ = ["software_section", "dle_rows", "keras_rows", "scaling_rows", "DLE_BUDGET_PCT", "KERAS_BUDGET_PCT"]
 
 DLE_BUDGET_PCT = 15.0
 KERAS_BUDGET_PCT = 25.0
@@ -82,6 +88,30 @@ def keras_rows(software: str = "tf1-keras", smoke: bool = False) -> list[dict]:
     return rows
 
 
+def scaling_rows() -> list[dict]:
+    """Per precision: published and predicted 1 -> 8 GPU per-GPU efficiency (8-GPU img/s over 8 x
+    1-GPU img/s) and one-GPU training throughput on a DGX-1 16G."""
+    import pandas as pd
+
+    import archsim
+
+    data = pd.read_csv(archsim_root() / "scenarios" / "data" / "dle_resnet50_training_scaling.csv",
+                       dtype={"container": str})
+    hw = archsim.load_preset("system/dgx-1-v100")
+    rows = []
+    for (container, prec), grp in data.groupby(["container", "precision"], sort=False):
+        one, eight = (grp[grp["gpus"] == n].iloc[0] for n in (1, 8))
+        batch, profile = int(one.batch_per_gpu), _PROFILE[prec]
+        g = archsim.zoo.resnet50(batch=batch, training=True, optimizer="sgd_momentum")
+        t1 = archsim.estimate(g, hw, engine="des", software=profile).latency_s
+        t8 = archsim.estimate(g, hw, engine="des", software=profile,
+                              data_parallel=archsim.DataParallel(gpus=8)).latency_s
+        rows.append({"precision": prec, "profile": profile, "container": container, "batch": batch,
+                     "predicted_eff": t1 / t8, "measured_eff": float(eight.img_per_s) / (8 * float(one.img_per_s)),
+                     "predicted_img_per_s": batch / t1, "measured_img_per_s": float(one.img_per_s)})
+    return rows
+
+
 def archsim_root():
     from pathlib import Path
 
@@ -110,6 +140,12 @@ def software_section(smoke: bool = False) -> Section:
         for r in keras_rows(profile, smoke=smoke):
             budget = KERAS_BUDGET_PCT if (profile != "none" and r["model"] != "cifar10_cnn") else None
             families.append(SectionFamily(f"keras_{r['model']}_{r['machine']}_{profile}", 1, _mape([r]), budget))
+    for r in scaling_rows():
+        tag = f"dle_dgx1_{r['container']}_{r['precision']}_{r['profile']}"
+        families.append(SectionFamily(f"{tag}_8gpu_efficiency", 1, 100.0 * abs(r["predicted_eff"] / r["measured_eff"]
+                                                                                 - 1), None))
+        families.append(SectionFamily(f"{tag}_1gpu_train_img_s", 1, 100.0 * abs(r["predicted_img_per_s"]
+                                                                                / r["measured_img_per_s"] - 1), None))
     notes = [
         "whole-model times under software profiles (models/software/); predictions never read the measurements",
         "dle_*: NVIDIA DeepLearningExamples ResNet-50 v1.5 inference latency (pytorch-21.03) on a DGX-1 V100 and "
@@ -118,6 +154,10 @@ def software_section(smoke: bool = False) -> Section:
         "keras_*: Woolf Nov 2017 epoch times; tf1-keras host work fitted on the MNIST MLP rows and its convolution "
         "efficiencies on the MNIST CNN rows; CIFAR-10 rows unbudgeted (Python augmentation not modelled)",
         "*_none: the same rows with software='none' (device work only), for comparison",
+        "dle_dgx1_*: ResNet-50 v1.5 training on a DGX-1 16G, 1 -> 8 GPUs (pytorch-19.10: 893 -> 6889 img/s AMP, "
+        "380 -> 2945 FP32, 0.964 / 0.968 per GPU; pytorch-21.03: 1200 -> 8322 AMP, 367 -> 2855 FP32, 0.867 / "
+        "0.972), DES on system/dgx-1-v100 with DDP buckets and NCCL kernels; the input pipeline on the shared "
+        "host is not in it (no published per-image cost); unbudgeted",
     ]
     return Section("software", "software stacks: framework profiles on published whole-model times", families,
                    notes)

@@ -112,6 +112,9 @@ def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], opti
         if options.software is not None and options.software.channels_last:
             # NHWC tensors throughout: no layout transforms around Tensor-Core convolutions
             packed = dataclasses.replace(packed, conv_nchw_transposes=np.zeros(packed.n))
+        if options.software is not None and options.software.algorithm_selection == "heuristic":
+            # cuDNN's heuristic pick without timing: implicit GEMM for every convolution
+            packed = dataclasses.replace(packed, conv_autotune=np.zeros(packed.n))
         return packed
     if role == "host" and options.software is not None:
         # the framework's per-op host work, priced on the CPU that runs it

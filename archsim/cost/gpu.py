@@ -268,9 +268,12 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     return sum_costs(parts, op.kind, float(op.flop()))
 
 
-def _pick(a: CostArrays, b: CostArrays) -> CostArrays:
-    """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm picks the fastest)."""
+def _pick(a: CostArrays, b: CostArrays, allowed: np.ndarray | None = None) -> CostArrays:
+    """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm picks the
+    fastest), ``b`` only where ``allowed`` (every point when ``None``)."""
     use_b = b.latency_s < a.latency_s
+    if allowed is not None:
+        use_b = use_b & allowed
     out = select(use_b, a, b)
     return dataclasses.replace(out, extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()},
                                            "winograd": use_b.astype(float)})
@@ -380,12 +383,19 @@ def _conv(op: Any, p: GPUParams) -> CostArrays:
 
 
 def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
-    """Implicit GEMM, or where Winograd applies (3x3 or 5x5, stride 1: :func:`winograd_applies`) the
-    faster of it and Winograd."""
+    """Implicit GEMM, or where Winograd applies (3x3 or 5x5, stride 1: :func:`winograd_applies`) and
+    the software autotunes (``p.conv_autotune``) the faster of it and Winograd."""
     direct = _implicit_gemm(op, p)
-    if winograd_applies(op):
-        return _pick(direct, _winograd(op, p))
+    if autotunes(op, p):
+        return _pick(direct, _winograd(op, p), p.conv_autotune > 0)
     return direct
+
+
+def autotunes(op: Any, p: GPUParams) -> bool:
+    """True when Winograd is a candidate for ``op`` at some point: it applies, and the software
+    times the candidates there (``algorithm_selection = "autotuned"``; a heuristic pick is implicit
+    GEMM, :data:`archsim.software.profile.ALGORITHM_SELECTIONS`)."""
+    return winograd_applies(op) and bool(np.any(p.conv_autotune))
 
 
 def touched_bytes(op: Any, p: GPUParams) -> float:

@@ -26,38 +26,16 @@ import numpy as np
 from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
-from archsim.cost.params import GPUParams
+from archsim.cost.params import GPUParams, TiledGPUParams
 from archsim.cost.types import CostArrays
 
 __all__ = ["cost_many", "tile_params"]
 
 
-def tile_params(p: GPUParams, g: int) -> GPUParams:
-    """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``)."""
-    arrays: list[np.ndarray] = []
-    slots: list[tuple[str, str | None]] = []
-    kw: dict[str, Any] = {}
-    for name, v in p.__dict__.items():  # the dataclass fields, in order
-        if isinstance(v, np.ndarray):
-            arrays.append(v)
-            slots.append((name, None))
-        elif isinstance(v, dict):
-            kw[name] = {}
-            for key, x in v.items():
-                arrays.append(x)
-                slots.append((name, key))
-    kw["n"] = p.n * g
-    if all(a.ndim == 1 and a.dtype == np.float64 and a.shape == (p.n,) for a in arrays):
-        # One tile of the stacked (fields x points) table instead of one per field: the same values.
-        rows = list(np.tile(np.stack(arrays), (1, g)))
-    else:
-        rows = [np.tile(a, g) for a in arrays]
-    for (name, key), row in zip(slots, rows, strict=True):
-        if key is None:
-            kw[name] = row
-        else:
-            kw[name][key] = row
-    return GPUParams(**kw)
+def tile_params(p: GPUParams, g: int) -> TiledGPUParams:
+    """``p`` repeated ``g`` times along the point axis (row ``i * p.n + h`` is point ``h``), each
+    field tiled on first read (:class:`~archsim.cost.params.TiledGPUParams`)."""
+    return p.tiled(g)
 
 
 @dataclasses.dataclass
@@ -115,7 +93,7 @@ class _Planner:
         self.gemms: list[_Gemm] = []
         self.streams: list[_Stream] = []
         self._flop: dict[int, float] = {}
-        self._tiled: dict[int, GPUParams] = {}
+        self._tiled: dict[int, TiledGPUParams] = {}
         self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
 
     def tiled(self, g: int) -> GPUParams:
@@ -226,14 +204,14 @@ class _Planner:
         return build
 
     def _plan_algorithms(self, op: Any) -> Any:
-        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (gpu.winograd_applies)."""
+        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (gpu.autotunes)."""
         direct = self._plan_implicit(op)
-        if gc.winograd_applies(op):
+        if gc.autotunes(op, self.p):
             parts = self._plan_winograd(op)
 
             def pick() -> CostArrays:
                 wino = sum_costs([x() for x in parts], op.kind, self.flop(op))
-                return gc._pick(self.named(direct.result, op), wino)
+                return gc._pick(self.named(direct.result, op), wino, self.p.conv_autotune > 0)
             return pick
         return lambda: self.named(direct.result, op)
 

@@ -9,15 +9,17 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
+from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 
-__all__ = ["GPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
+__all__ = ["GPUParams", "TiledGPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
 
 
 def _arr(values: Sequence[float]) -> np.ndarray:
@@ -66,6 +68,9 @@ class GPUParams:
     gemm_pipeline_stages: np.ndarray
     gemm_cluster_size: np.ndarray
     tensor_channel_multiple: np.ndarray
+    # FLOP per issued warp-level MMA instruction (tensor_core.flop_per_instruction; the power model's
+    # instruction count).
+    tensor_flop_per_instruction: np.ndarray
     conv_nchw_transposes: np.ndarray
     vector_flop_per_cycle_per_sm: dict[str, np.ndarray]
     # Per cycle of clock_hz: the Tensor Cores' own rate x tensor_clock / clock (see _gpu_row).
@@ -105,6 +110,10 @@ class GPUParams:
     max_voltage_clock_hz: np.ndarray
     min_clock_hz: np.ndarray
     host_dispatch_s: np.ndarray
+    # Per point, 1 where the convolution library autotunes its forward algorithm (the faster of
+    # implicit GEMM and Winograd), 0 for implicit GEMM alone: a software profile's
+    # algorithm_selection (archsim.cost.dispatch.role_params), 1 without a profile.
+    conv_autotune: np.ndarray
 
     @classmethod
     def from_devices(cls, devices: Sequence[GPUDevice],
@@ -115,8 +124,8 @@ class GPUParams:
         (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
         see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
         """
-        # Sweep points share the base's untouched sub-tables (archsim.sweep.points), so the parts of
-        # a row read from one sub-table alone are computed once per distinct instance in this call.
+        # Points of a sweep or of model_copy share sub-table contents, so the per-precision parts of
+        # a row are computed once per distinct content in this call.
         memo: dict = {}
         table = np.asarray([_gpu_row(g, memo) for g in devices], dtype=np.float64).reshape(len(devices), -1)
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
@@ -130,7 +139,56 @@ class GPUParams:
         if dispatch.shape != (len(devices),) or not np.all(np.isfinite(dispatch) & (dispatch >= 0)):
             raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
                               f"got {host_dispatch_s!r}")
-        return cls(n=len(devices), host_dispatch_s=dispatch, **kw)
+        return cls(n=len(devices), host_dispatch_s=dispatch, conv_autotune=np.ones(len(devices)), **kw)
+
+
+    def tiled(self, g: int) -> TiledGPUParams:
+        """This pack repeated ``g`` times along the point axis (row ``i * n + h`` is point ``h``)."""
+        return TiledGPUParams(self, g)
+
+
+class TiledGPUParams:
+    """A :class:`GPUParams` repeated ``g`` times along the point axis, for ``g`` stacked ops.
+
+    Each field is tiled when first read and kept (a kernel class reads a few dozen of the pack's
+    ~130 arrays, and one precision of each per-precision table): the same values as tiling them all.
+    Read-only like the pack it views.
+    """
+
+    def __init__(self, base: GPUParams, g: int) -> None:
+        self.__dict__.update(_base=base, _g=g, n=base.n * g)
+
+    def __getattr__(self, name: str) -> object:
+        value = getattr(self.__dict__["_base"], name)
+        g = self.__dict__["_g"]
+        if isinstance(value, np.ndarray):
+            value = np.tile(value, g)
+        elif isinstance(value, dict):
+            value = _TiledTable(value, g)
+        self.__dict__[name] = value
+        return value
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
+
+
+class _TiledTable(Mapping):
+    """A per-precision table of a :class:`TiledGPUParams`: each entry tiled when first read."""
+
+    def __init__(self, table: dict[str, np.ndarray], g: int) -> None:
+        self._table, self._g, self._done = table, g, {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        got = self._done.get(key)
+        if got is None:
+            got = self._done[key] = np.tile(self._table[key], self._g)
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
 
 
 _GPU_SCALARS = (
@@ -141,7 +199,7 @@ _GPU_SCALARS = (
     "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
     "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
-    "tensor_channel_multiple",
+    "tensor_channel_multiple", "tensor_flop_per_instruction",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
@@ -157,21 +215,49 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
     (one per precision), each read from its named field once, on-chip energies scaled to the node.
 
-    ``memo`` (owned by the caller, keyed by the ``id`` of sub-objects that the caller keeps alive)
-    holds the per-precision parts that depend on one sub-object only: the same floats, computed once.
+    ``memo`` (owned by the caller) holds the parts of rows read from sub-objects, keyed by the
+    ``id`` of those sub-objects (alive in the caller's list; sweep points and model_copy copies
+    share the base's untouched ones) and the top-level values they use, and the per-precision
+    parts also by the sub-tables' contents: the same floats, computed once.
+    Tensor-Core FLOP are per SM-clock cycle: the cost functions time every unit at clock_hz, so a
+    Tensor Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
     """
     if memo is None:
         memo = {}
-    sm, l1, l2, dram, eff, en = g.sm, g.sm.l1, g.l2, g.dram, g.efficiency, g.energy
-    s = en.scale
+    sm, l2, dram, eff, en, tc_obj, pw = g.sm, g.l2, g.dram, g.efficiency, g.energy, g.tensor_core, g.power
     clock = g.clock_hz
-    tc = g.tensor_core.flop_per_cycle_per_sm if g.tensor_core else {}
-    lanes = sm.fma_lanes
-    row = [
-        g.sm_count, clock, sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
+    # Segments read from sub-objects only (and the clock): once per distinct (sub-objects, clock).
+    key = ("core", id(sm), id(l2), id(dram), id(eff), id(en), id(tc_obj), clock)
+    if (core := memo.get(key)) is None:
+        core = memo[key] = _gpu_core(sm, l2, dram, eff, en, tc_obj, clock)
+    row = [g.sm_count, clock, *core[0], g.sector_bytes, *core[1], g.static_power_w + dram.background_power_w]
+    key = ("power", id(pw), id(dram), g.effective_power_limit_w, clock)
+    if (part := memo.get(key)) is None:
+        part = memo[key] = _power_row(pw, g.effective_power_limit_w, clock, dram.background_power_w,
+                                      dram.bandwidth_bytes_per_s)
+    row += part
+    s = en.scale
+    tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
+    ids = ("tables", id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
+    if (parts := memo.get(ids)) is None:
+        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, s, tensor_per_clock, memo)
+    row += parts
+    return row
+
+
+def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
+              clock: float) -> tuple[list[float], list[float]]:
+    """The values of ``_GPU_SCALARS`` that come from sub-objects (and the clock): those between
+    ``clock_hz`` and ``sector_bytes``, and those after it up to ``static_power_w``."""
+    l1, s = sm.l1, en.scale
+    before = [
+        sm.warp_size, sm.registers, sm.max_registers_per_thread, sm.shared_memory_bytes,
         sm.max_shared_memory_per_block_bytes, sm.max_warps, sm.max_blocks, sm.max_threads_per_block,
         sm.special_function_units, l1.size_bytes, l1.bandwidth_bytes_per_s, l1.latency_cycles / clock,
-        l2.size_bytes, l2.line_bytes, g.sector_bytes, l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
+        l2.size_bytes, l2.line_bytes,
+    ]
+    after = [
+        l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
         dram.bandwidth_bytes_per_s,
         dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
@@ -179,33 +265,40 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
         eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
         eff.gemm_cluster_size,
-        g.tensor_core.channel_multiple if g.tensor_core else 1, float(eff.conv_nchw_transposes),
+        tc_obj.channel_multiple if tc_obj else 1,
+        tc_obj.flop_per_instruction if tc_obj else MMA_FLOP_PER_INSTRUCTION,
+        float(eff.conv_nchw_transposes),
         en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
-        g.static_power_w + dram.background_power_w,
     ]
-    row += _power_row(g.power, g.effective_power_limit_w, clock, dram.background_power_w, dram.bandwidth_bytes_per_s)
-    key = ("lanes", id(sm))
+    return before, after
+
+
+def _gpu_tables(lanes: dict, tc: dict, tc_obj: Any, en: Any, s: float, tensor_per_clock: float,
+                memo: dict) -> list[float]:
+    """The per-precision values of ``_GPU_TABLES`` of one GPU (see :func:`_gpu_row`)."""
+    # Content keys: dicts of validated ints and floats (validation normalises -0 to 0, so equal keys
+    # give equal floats).
+    row: list[float] = []
+    key = ("lanes", tuple(lanes.items()))
     if (part := memo.get(key)) is None:
         part = memo[key] = [2.0 * lanes.get(p, 0) for p in PRECISIONS]
     row += part
-    # Tensor-Core FLOP per SM-clock cycle: the cost functions time every unit at clock_hz, so a Tensor
-    # Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
-    tensor_per_clock = g.tensor_clock / clock
-    key = ("tensor", id(g.tensor_core), tensor_per_clock)
+    tc_key = tuple(tc.items())
+    key = ("tensor", tc_key, tensor_per_clock)
     if (part := memo.get(key)) is None:
         part = memo[key] = [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
     row += part
-    key = ("energy", id(en))
+    vj, tj, aj = en.vector_flop_j, en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
+    tj_key = tuple(tj.items())
+    key = ("energy", s, tuple(vj.items()), tj_key)
     if (part := memo.get(key)) is None:
-        vj, tj = en.vector_flop_j, en.tensor_flop_j
         part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
     row += part
-    key = ("fp16-accumulate", id(g.tensor_core), tensor_per_clock, id(en))
+    acc = tc_obj.fp16_accumulate_flop_per_cycle_per_sm if tc_obj else {}
+    key = ("fp16-accumulate", tc_key, tuple(acc.items()), tensor_per_clock, s, tj_key, tuple(aj.items()))
     if (part := memo.get(key)) is None:
-        acc = g.tensor_core.fp16_accumulate_flop_per_cycle_per_sm if g.tensor_core else {}
-        tj, aj = en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
         part = memo[key] = ([acc.get(p, tc.get(p, 0)) * tensor_per_clock for p in PRECISIONS]
                             + [_energy(aj if p in aj else tj, p, s) for p in PRECISIONS])
     row += part

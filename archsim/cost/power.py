@@ -18,7 +18,7 @@ The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
 key ``power`` holds the op's kernel time and its bound reads ``power``.
 
 Instruction counts are first-order: a vector FMA warp instruction does 2 x warp_size FLOP, a
-Tensor Core warp MMA ``MMA_FLOP_PER_WARP_INSTRUCTION``, a global load or store moves
+Tensor Core warp MMA ``tensor_core.flop_per_instruction`` (the issued SASS instruction), a global load or store moves
 ``MEMORY_BYTES_PER_LANE`` per lane; a CPU vector instruction does 2 x SIMD lanes FLOP and a load
 moves one SIMD register.
 """
@@ -34,11 +34,13 @@ import numpy as np
 
 from archsim.cost.types import CostArrays
 from archsim.energy import PowerTerms, VFCurve, op_power, op_time, solve_clock, voltage
+from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 
 __all__ = ["apply", "MMA_FLOP_PER_WARP_INSTRUCTION", "MEMORY_BYTES_PER_LANE", "OFFCHIP", "TIME_SCALED"]
 
-MMA_FLOP_PER_WARP_INSTRUCTION = 4096.0
-"""FLOP of one warp-level MMA: mma.sync m16n8k16 = 2 x 16 x 8 x 16 (PTX ISA, Warp-level MMA shapes)."""
+MMA_FLOP_PER_WARP_INSTRUCTION = MMA_FLOP_PER_INSTRUCTION
+"""Default FLOP of one issued warp-level MMA (mma.sync m16n8k16 = 2 x 16 x 8 x 16); a GPU's own value is
+``tensor_core.flop_per_instruction`` (Volta 512, Turing 2048)."""
 
 MEMORY_BYTES_PER_LANE = 4.0
 """Bytes one lane moves per global memory instruction (a 32-bit LDG/STG: 128 B per warp)."""
@@ -71,7 +73,7 @@ def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, g
     for key, count in flop.items():
         unit = key.partition(":")[0]
         if gpu:
-            per = MMA_FLOP_PER_WARP_INSTRUCTION if unit == "tensor" else (
+            per = p.tensor_flop_per_instruction if unit == "tensor" else (
                 p.warp_size if unit == "special" else 2.0 * p.warp_size)
         else:
             lanes = p.simd_bytes / 4.0

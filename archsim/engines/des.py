@@ -35,6 +35,7 @@ from archsim.engines.desim.build import (
     loader_seconds,
 )
 from archsim.engines.desim.config import DataParallel, InputPipeline, PIMOffload
+from archsim.engines.desim.loop import FIRED, LeanProcess, run_to_end
 from archsim.engines.desim.machine import Machine, Record
 from archsim.engines.desim.plan import Coster, Task
 from archsim.errors import EngineError
@@ -144,12 +145,22 @@ class DESRun:
             mine = {t.index for t in ts}
             self.waits_of[(g, k)] = [(t, tuple(p for p in preds[t.index] if p not in mine),
                                       self.bucket_of.get(t.index, -1)) for t in ts]
+        # The tasks whose done events something waits on: a later task on another lane, an
+        # all-reduce (its bucket's gradient sources) or, without copy overlap, the next batch's copy
+        # (all of a step). The others' done flags are scheduled as loop.FIRED (no object per task).
+        if feed is not None and not overlap_copies:
+            awaited = set(range(len(tasks)))
+        else:
+            awaited = {p for items in self.waits_of.values() for _, cross, _ in items for p in cross}
+            awaited.update(j for bk in buckets for j in bk.sources)
+        self._awaited = [i in awaited for i in range(len(tasks))]
 
     def done(self, r: int, s: int) -> list[simpy.Event]:
         key = (r, s)
         evs = self._done.get(key)
         if evs is None:
-            evs = [self.env.event() for _ in self.tasks]
+            env = self.env
+            evs = [simpy.Event(env) if waited else FIRED for waited in self._awaited]
             self._done[key] = evs
         return evs
 
@@ -168,33 +179,9 @@ class DESRun:
         return f"{group}.{prefix}stream{k}"
 
     # --- processes -------------------------------------------------------------------------------
-    def lane(self, group: str, k: int, tasks: list[Task], r: int, s: int):
-        env, m = self.env, self.m
-        done = self.done(r, s)
-        name = self.lane_name(group, k, r)
-        hold = self.hold_core and group != "pim"
-        for t, cross, b in self.waits_of[(group, k)]:
-            # Predecessors on this lane are done already: only other lanes' are checked.
-            waits = [done[p] for p in cross if not done[p].triggered] if cross else []
-            if b >= 0:
-                ev = self.bucket_done(s, b)
-                if not ev.triggered:
-                    waits.append(ev)
-            if waits:
-                yield waits[0] if len(waits) == 1 else env.all_of(waits)
-            start = env.now
-            kind = t.executor
-            # The executors are called here rather than through Machine.run: one generator level
-            # less on every resume of the hottest loop.
-            if kind == "gpu":
-                yield from m.gpu(t, r)
-                m.record(t, r, s, name, start)
-            elif kind == "copy":
-                yield from m.copy_task(t, r)
-                m.record(t, r, s, name, start)
-            else:
-                yield from m.run(t, r, s, name, hold and kind == "pim")
-            done[t.index].succeed()
+    def lane(self, group: str, k: int, r: int, s: int):
+        return self.m.lane(self.waits_of[(group, k)], r, s, self.lane_name(group, k, r), self.done(r, s),
+                           self.bucket_done, self.hold_core and group != "pim")
 
     def replica(self, r: int, ready: list[simpy.Event] | None, started: list[simpy.Event]):
         env = self.env
@@ -202,7 +189,7 @@ class DESRun:
             if ready is not None:
                 yield ready[s]
             started[s].succeed()
-            procs = [env.process(self.lane(g, k, ts, r, s)) for g, k, ts in self.lanes]
+            procs = [LeanProcess(env, self.lane(g, k, r, s)) for g, k, _ in self.lanes]
             yield env.all_of(procs)
             self.step_end[r].append(env.now)
 
@@ -259,7 +246,7 @@ class DESRun:
         if self.env.now > 0 or self._done:
             raise EngineError("a DESRun simulates once; prepare a new one")
         self.start()
-        self.env.run()
+        run_to_end(self.env)
 
     def result(self) -> RunResult:
         """The :class:`~archsim.results.RunResult` of the finished simulation."""

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from archsim.errors import EngineError
 from archsim.hardware import CPUDevice, System
 from archsim.results import RunResult
 from archsim.software import SoftwareProfile, apply_passes, fused_names
+
+if TYPE_CHECKING:  # only finish_many's frame is a DataFrame; importing pandas costs ~0.5 s
+    import pandas as pd
 
 __all__ = ["prepare", "check_host", "finish", "finish_many", "host_of"]
 

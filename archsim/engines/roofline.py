@@ -251,8 +251,12 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     frame.update({f"energy_{k}_j": v for k, v in energy.items()})
     frame["data_movement_fraction"] = np.where(energy_j > 0, movement / np.where(energy_j > 0, energy_j, 1.0), 0.0)
     # Executed FLOP per point (a Winograd or channel-padded convolution differs from its nominal FLOP).
-    frame["flop"] = functools.reduce(np.add, [c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
-                                              for c in costs], np.zeros(len(hardware)))
+    # Equal ops share one CostArrays: its FLOP are summed once per distinct cost, added in op order.
+    flops: dict[int, np.ndarray] = {}
+    for c in costs:
+        if id(c) not in flops:
+            flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
+    frame["flop"] = functools.reduce(np.add, [flops[id(c)] for c in costs], np.zeros(len(hardware)))
     import pandas as pd
 
     out = pd.DataFrame(frame)

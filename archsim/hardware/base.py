@@ -99,7 +99,9 @@ class HardwareModel(BaseModel):
         """A copy with ``update`` applied, validated as a whole (pydantic's own skips validation).
 
         ``update`` keys are field names or TOML names; a value is what the constructor takes (a string
-        with units, a model, a table) or, as in pydantic, the stored value (an SI float).
+        with units, a model, a table) or, as in pydantic, the stored value (an SI float). The copy
+        shares the sub-models ``update`` leaves untouched with this model (frozen, like it); with
+        ``deep=True`` it shares nothing.
         """
         if not update:
             return super().model_copy(deep=deep)
@@ -110,7 +112,18 @@ class HardwareModel(BaseModel):
         if unknown:
             raise SchemaError(f"{type(self).__name__}.model_copy: unknown field(s) {unknown}; "
                               f"allowed: {', '.join(sorted(names))}")
-        data = self.model_dump(by_alias=False)
+        # The untouched sub-models go in as the validated instances they are (pydantic keeps an
+        # instance of the field's model as it is): only this table's fields and the updated values
+        # are validated again, and every rule of this table runs on the copy's values. The copy
+        # shares those sub-models with ``self``, as pydantic's own model_copy does. ``deep=True``, or
+        # a table whose validators read their raw input, validates a whole dump (nothing shared).
+        cls = type(self)
+        updated = {names.get(key, key) for key in update}
+        shared = {} if deep or _reads_raw_input(cls) else {
+            name: value for name in cls.model_fields
+            if name not in updated and _is_model_valued(value := getattr(self, name))}
+        data = self.model_dump(by_alias=False, exclude=set(shared) or None)
+        data.update(shared)
         for key, value in update.items():
             name = names.get(key, key)
             old = data.get(name)
@@ -124,6 +137,20 @@ class HardwareModel(BaseModel):
                 value = f"{float(value)!r} {old.partition(' ')[2]}"
             data[name] = value
         return type(self).model_validate(data)
+
+
+def _is_model_valued(value: Any) -> bool:
+    """A sub-model, or a non-empty list of them."""
+    return isinstance(value, BaseModel) or (isinstance(value, list) and bool(value)
+                                            and all(isinstance(v, BaseModel) for v in value))
+
+
+def _reads_raw_input(cls: type[BaseModel]) -> bool:
+    """True when ``cls`` has a validator that sees its input before the model is built (and might
+    not accept a sub-model instance where a dump stood)."""
+    decorators = cls.__pydantic_decorators__
+    return (any(d.info.mode != "after" for d in decorators.model_validators.values())
+            or any(d.info.mode != "after" for d in decorators.field_validators.values()))
 
 
 NonNegativeInt = Annotated[int, Field(ge=0)]

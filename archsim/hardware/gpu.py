@@ -65,6 +65,11 @@ class StreamingMultiprocessor(HardwareModel):
         return self.max_warps * self.warp_size
 
 
+MMA_FLOP_PER_INSTRUCTION = 4096.0
+"""Default FLOP of one issued warp MMA: mma.sync m16n8k16 = 2 x 16 x 8 x 16 (PTX ISA, Warp-level MMA shapes),
+one HMMA.16816 SASS instruction from sm_80 on."""
+
+
 class TensorCore(HardwareModel):
     """Matrix-multiply-accumulate units: dense (non-sparse) FLOP per cycle per SM per precision."""
 
@@ -75,6 +80,13 @@ class TensorCore(HardwareModel):
         description="input and output channels of a Tensor-Core convolution are padded to a multiple of this "
                     "many elements (the MMA k-step for fp16; NVIDIA Deep Learning Performance Guide, "
                     "Convolutional Layers, 'Channels In And Out Requirements': multiples of 8 for FP16)",
+    )
+    flop_per_instruction: float = Field(
+        MMA_FLOP_PER_INSTRUCTION, gt=0,
+        description="FLOP of one issued warp-level MMA instruction (SASS), which the power model charges one "
+                    "instruction issue each: HMMA.16816 (m16n8k16, 2 x 16 x 8 x 16 = 4096) from sm_80 on; "
+                    "HMMA.1688 (m16n8k8, 2048) on Turing sm_75; on Volta sm_70 one PTX mma.m8n8k4 (four "
+                    "quad-pairs x 8 x 8 x 4, 2048 FLOP) issues as four HMMA.884 STEP0-3 instructions, 512 each",
     )
     fp16_accumulate_flop_per_cycle_per_sm: dict[Precision, NonNegativeInt] = Field(
         default_factory=dict,

@@ -22,6 +22,7 @@ from archsim.presets import format_validation_error, models_dir
 from archsim.software.fusion import FusedConv2d, FusedElementwise, FusedGemm, fuse, fused_names
 from archsim.software.precision import apply_precision
 from archsim.software.profile import (
+    ALGORITHM_SELECTIONS,
     FUSION_RULES,
     LAUNCH_MODES,
     Collectives,
@@ -31,8 +32,9 @@ from archsim.software.profile import (
     SoftwareProfile,
 )
 
-__all__ = ["SoftwareProfile", "Collectives", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "LAUNCH_MODES",
-           "FUSION_RULES", "load_software", "list_software", "validate_software", "resolve_software",
+__all__ = ["SoftwareProfile", "ALGORITHM_SELECTIONS", "Collectives", "FusionRules", "PrecisionPolicy",
+           "KernelEfficiency", "LAUNCH_MODES", "FUSION_RULES",
+           "load_software", "list_software", "validate_software", "resolve_software",
            "with_updates", "apply_passes", "fuse", "apply_precision", "fused_names", "FusedConv2d", "FusedGemm",
            "FusedElementwise", "NONE"]
 
@@ -51,7 +53,11 @@ def validate_software(data: Mapping[str, Any], where: str = "software") -> Softw
     try:
         return SoftwareProfile.model_validate(dict(data))
     except ValidationError as exc:
-        raise SchemaError(format_validation_error(exc, where, SoftwareProfile)) from None
+        _head, *problems = format_validation_error(exc, where, SoftwareProfile).split("\n")
+        if len(problems) == 1:  # one bad field: one line naming it (and, for a choice, the allowed values)
+            raise SchemaError(f"{where}: {problems[0].strip()}") from None
+        raise SchemaError(f"{where}: {len(problems)} problem(s) in the software profile:\n"
+                          + "\n".join(problems)) from None
 
 
 def load_software(name: str) -> SoftwareProfile:

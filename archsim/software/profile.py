@@ -15,6 +15,12 @@ drives it. A :class:`SoftwareProfile` describes that software:
   host's per-iteration work cannot overlap the device;
 * **operator fusion** rules (:mod:`archsim.software.fusion`): conv + batch norm + activation,
   GEMM epilogues, elementwise chains, attention -> fused attention;
+* **algorithm selection** (``algorithm_selection``): ``"autotuned"``, the library times its
+  candidate algorithms and keeps the fastest (``torch.backends.cudnn.benchmark = True``,
+  cudnnFindConvolutionForwardAlgorithm, TensorFlow's autotuning, TensorRT's tactic timing), or
+  ``"heuristic"``, it takes what cuDNN's heuristics return without timing (PyTorch's default
+  ``benchmark = False``, cudnnGetConvolutionForwardAlgorithm_v7), modelled as the implicit
+  precomputed GEMM for every convolution (see :data:`ALGORITHM_SELECTIONS`);
 * the **tensor layout** (``channels_last``): whether the layout transforms around Tensor-Core
   convolutions are needed;
 * a **precision policy** (:mod:`archsim.software.precision`): the dtype of matrix work (AMP fp16,
@@ -38,10 +44,27 @@ from archsim.hardware import CPUDevice
 from archsim.hardware.base import Source
 
 __all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "Collectives", "LAUNCH_MODES",
-           "FUSION_RULES"]
+           "FUSION_RULES", "ALGORITHM_SELECTIONS"]
 
 LAUNCH_MODES: tuple[str, ...] = ("none", "eager", "graph")
 FUSION_RULES: tuple[str, ...] = ("conv_bn_act", "gemm_epilogue", "elementwise_chains", "attention")
+ALGORITHM_SELECTIONS: tuple[str, ...] = ("autotuned", "heuristic")
+"""How the convolution library picks a forward algorithm.
+
+``"autotuned"`` (the default, archsim's behaviour before this field): per convolution, the faster of
+implicit GEMM and, where it applies, Winograd, as cudnnFindConvolutionForwardAlgorithm does by timing
+every candidate (cuDNN API reference; PyTorch ``torch.backends.cudnn.benchmark = True``; TensorFlow
+1.x ``TF_CUDNN_USE_AUTOTUNE`` default on; ONNX Runtime CUDA EP ``cudnn_conv_algo_search`` default
+EXHAUSTIVE). ``"heuristic"``: no timing. cudnnGetConvolutionForwardAlgorithm_v7 ranks the algorithms
+"by expected (based on internal heuristic) relative performance"; NVIDIA does not publish that
+ranking (ONNX Runtime CUDA EP docs quote that wording), so archsim models the documented
+conservative choice, ``CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM`` for every forward
+convolution: what ONNX Runtime's ``cudnn_conv_algo_search = DEFAULT`` runs (its docs: "the default
+convolution algorithm"), and what DeepBench's conv_bench.cu sets without searching for int8 and for
+Tensor-Core math (its comments: cuDNN supports only that algorithm there). It is never faster than
+autotuning in archsim (the autotuned choice includes it). The GEMM tile inside the algorithm is
+cuDNN's own choice in both modes (Find times algorithms, not tiles), so the tile search is unchanged.
+"""
 
 
 class _Strict(BaseModel):
@@ -130,6 +153,9 @@ class SoftwareProfile(_Strict):
         sync_per_iteration: the iteration ends with a device synchronisation (``.item()``,
             ``torch.cuda.synchronize()``, ``Session.run`` returning numpy): the per-iteration host
             work is then serial with the device, not hidden behind it.
+        algorithm_selection: ``"autotuned"`` or ``"heuristic"`` (:data:`ALGORITHM_SELECTIONS`): how
+            the convolution library picks a forward algorithm; ``"heuristic"`` runs every forward
+            convolution as implicit (precomputed) GEMM, never Winograd.
         channels_last: the framework keeps activations and filters in NHWC (PyTorch
             ``memory_format=torch.channels_last``, a TensorRT engine's chosen formats), so the
             Tensor-Core convolutions need no NCHW <-> NHWC transposes (the GPU model's
@@ -146,6 +172,7 @@ class SoftwareProfile(_Strict):
     op_dispatch_instructions: float = Field(0.0, ge=0)
     iteration_instructions: float = Field(0.0, ge=0)
     sync_per_iteration: bool = True
+    algorithm_selection: Literal["autotuned", "heuristic"] = "autotuned"
     channels_last: bool = False
     fusion: FusionRules = FusionRules()
     precision: PrecisionPolicy = PrecisionPolicy()
@@ -167,6 +194,7 @@ class SoftwareProfile(_Strict):
     def is_none(self) -> bool:
         """True for the device-only profile (today's behaviour: no host terms, no passes)."""
         return (self.launch_mode == "none" and not self.fusion.any and not self.channels_last
+                and self.algorithm_selection == "autotuned"
                 and self.precision == PrecisionPolicy() and self.kernel_efficiency == KernelEfficiency()
                 and self.collectives == Collectives())
 

@@ -95,6 +95,7 @@ class PointBuilder:
         self._tables: dict[tuple[Any, ...], Any] = {}
         self._instances: dict[Path, tuple[tuple[str, Any], ...]] = {}
         self._raw: dict[type, bool] = {}
+        self._fields: dict[tuple[type, str | int], str | None] = {}
 
     def build(self, overrides: Sequence[tuple[Path, Any]]) -> Any:
         """The hardware model of the base with ``overrides`` (dump paths, dumped values) applied."""
@@ -161,7 +162,7 @@ class PointBuilder:
             child_dump = dump.get(key) if isinstance(dump, Mapping) else None
             if child_dump is None:
                 return None
-            child = self._child(model, key)
+            child = self._child(model, key, self._fields)
             if child is None:
                 # A plain table (a dict of per-precision numbers): the overrides go into its dump
                 # and the parent's validation checks it, as the whole-dump path does.
@@ -188,10 +189,16 @@ class PointBuilder:
         return out
 
     @staticmethod
-    def _child(model: BaseModel, key: str | int) -> Any:
-        """The validated sub-model (or list of sub-models) stored under dump key ``key``, else None."""
-        for name, info in type(model).model_fields.items():
-            if key in (name, info.alias):
-                value = getattr(model, name)
-                return value if _is_model_valued(value) else None
-        return None
+    def _child(model: BaseModel, key: str | int, fields: dict[tuple[type, str | int], str | None]) -> Any:
+        """The validated sub-model (or list of sub-models) stored under dump key ``key``, else None.
+        ``fields`` memoises (model class, dump key) -> field name."""
+        cls = type(model)
+        try:
+            name = fields[cls, key]
+        except KeyError:
+            name = fields[cls, key] = next((n for n, info in cls.model_fields.items() if key in (n, info.alias)),
+                                           None)
+        if name is None:
+            return None
+        value = getattr(model, name)
+        return value if _is_model_valued(value) else None

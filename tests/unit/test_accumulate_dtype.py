@@ -55,12 +55,12 @@ def test_fp16_accumulate_mac_energy_is_lower_by_the_horowitz_ratio(name):
     gpu = _unlimited(name)
     wide, narrow = _gemm(gpu, None), _gemm(gpu, "fp16")
     # Horowitz (ISSCC 2014, 45 nm): fp16 mult 1.1 pJ + fp32 add 0.9 pJ = 2.0 pJ vs + fp16 add 0.4 pJ
-    # = 1.5 pJ: 0.75; the presets' tensor_flop fp16 3.2 pJ -> tensor_flop_fp16_accumulate 2.4 pJ.
+    # = 1.5 pJ: 0.75; the presets' tensor_flop fp16 0.86 pJ -> tensor_flop_fp16_accumulate 0.645 pJ.
     # No bias: the compute energy is the tensor MACs alone.
     ratio = narrow.energy_breakdown_j["compute"] / wide.energy_breakdown_j["compute"]
     assert ratio == pytest.approx(1.5 / 2.0, rel=1e-12)
     e = gpu.energy
-    assert narrow.energy_breakdown_j["compute"] == pytest.approx(FLOP * 2.4e-12 * e.scale, rel=1e-12)
+    assert narrow.energy_breakdown_j["compute"] == pytest.approx(FLOP * 0.645e-12 * e.scale, rel=1e-12)
     units = gpu_cost.cost(ops.Gemm(N, N, N, dtype="fp16", accumulate_dtype="fp16"),
                           GPUParams.from_devices([gpu])).flop_by_unit
     assert {k: float(v[0]) for k, v in units.items()} == {"tensor:fp16:fp16": FLOP, "vector:fp16": 0.0}
@@ -69,8 +69,9 @@ def test_fp16_accumulate_mac_energy_is_lower_by_the_horowitz_ratio(name):
 def test_rtx_4090_per_flop_energy_hand_value():
     gpu = _unlimited("gpu/rtx-4090")
     narrow = _gemm(gpu, "fp16")
-    # 2.4 pJ at 45 nm / 0.9 V, scaled to 4 nm / 0.9 V: 2.4 x 4/45 = 0.2133 pJ/FLOP x 1.0995e12 = 0.2346 J.
-    assert narrow.energy_breakdown_j["compute"] == pytest.approx(2.4e-12 * 4 / 45 * FLOP, rel=1e-12)
+    # 0.645 pJ at 45 nm / 0.9 V, scaled to 4 nm / 0.9 V: 0.645 x 4/45 = 0.05733 pJ/FLOP x 1.0995e12
+    # = 0.06304 J.
+    assert narrow.energy_breakdown_j["compute"] == pytest.approx(0.645e-12 * 4 / 45 * FLOP, rel=1e-12)
 
 
 def test_explicit_wide_accumulator_is_the_default():

@@ -71,6 +71,18 @@ def test_tile_params_repeats_points():
     assert t.n == 9
     np.testing.assert_array_equal(t.sm_count, np.tile(p.sm_count, 3))
     assert t.tensor_flop_per_cycle_per_sm.keys() == p.tensor_flop_per_cycle_per_sm.keys()
+    # Every field, read lazily, is the pack's array tiled (per-precision tables entry by entry).
+    for f in dataclasses.fields(p):
+        v = getattr(p, f.name)
+        if isinstance(v, dict):
+            assert dict(getattr(t, f.name)).keys() == v.keys()
+            for key, x in v.items():
+                np.testing.assert_array_equal(getattr(t, f.name)[key], np.tile(x, 3))
+        elif isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(getattr(t, f.name), np.tile(v, 3))
+    assert t.sm_count is t.sm_count  # tiled once, then kept
+    with pytest.raises(AttributeError):
+        t.sm_count = p.sm_count
 
 
 def test_transfer_on_gpu_is_an_error():
@@ -106,3 +118,33 @@ def test_pointer_chase_kernel_is_latency_bound():
     # No working set declared: the chain is taken to miss to DRAM.
     c2 = gpu_cost.cost(dataclasses.replace(k, working_set_bytes=None), p)
     assert c2.time_by_unit_s["latency"][0] == c.time_by_unit_s["latency"][0]
+
+
+@pytest.mark.parametrize("autotune", [(0.0, 0.0, 0.0), (1.0, 0.0, 1.0)], ids=["heuristic", "mixed"])
+def test_algorithm_selection_stacked_equals_one_op_path(assert_costs_equal, autotune):
+    # software.algorithm_selection = "heuristic" (conv_autotune 0): both paths run implicit GEMM only;
+    # a pack mixing autotuned and heuristic points picks per point in both.
+    p = dataclasses.replace(_points(), conv_autotune=np.asarray(autotune))
+    for op, got in zip(OPS, gpu_batch.cost_many(OPS, p), strict=True):
+        assert_costs_equal(got, gpu_cost.cost(op, p))
+
+
+def test_pack_equals_packs_of_one_point():
+    # The pack memoises row parts by sub-object and by content: points that share sub-objects
+    # (model_copy copies), equal ones from separate loads and different presets give the same
+    # columns as packing each point alone.
+    v100, h100 = presets.load_preset("gpu/v100-sxm2-16gb"), presets.load_preset("gpu/h100-sxm5-80gb")
+    points = [v100, v100.model_copy(update={"clock": "900 MHz"}), h100, presets.load_preset("gpu/v100-sxm2-16gb"),
+              h100.model_copy(update={"sm_count": 66, "tensor_clock": "1.5 GHz"}), v100.model_copy(update={
+                  "dram": {**v100.dram.model_dump(by_alias=True), "bandwidth": "1 TB/s"}})]
+    pack = GPUParams.from_devices(points)
+    alone = [GPUParams.from_devices([d]) for d in points]
+    for f in dataclasses.fields(pack):
+        if f.name == "n":
+            continue
+        v = getattr(pack, f.name)
+        rows = dict(v) if isinstance(v, dict) else {None: v}
+        for key, x in rows.items():
+            want = np.concatenate([(getattr(a, f.name)[key] if key is not None else getattr(a, f.name))
+                                   for a in alone])
+            assert x.tobytes() == want.tobytes(), (f.name, key)

@@ -208,3 +208,56 @@ def test_data_parallel_host_time_is_one_replicas(node):
     # every replica's host thread dispatches its own kernels in parallel: the same host time per step
     assert four.host_s == pytest.approx(one.host_s, rel=1e-6)
     assert four.host_s + four.device_s == pytest.approx(four.latency_s)
+
+
+def _heuristic(base: str = "none"):
+    return with_updates(load_software(base), {"algorithm_selection": "heuristic"})
+
+
+def test_heuristic_algorithm_selection_runs_implicit_gemm_only():
+    from archsim.cost import CostOptions, op_cost
+    from archsim.cost import gpu as gpu_cost
+    from archsim.cost.params import GPUParams
+
+    gpu = archsim.load_preset("gpu/v100-sxm2-16gb")
+    # 5x5 stride 1, fp32: Winograd F(2x2, 5x5) needs 9 multiplies per output instead of 25, and the
+    # autotuned choice takes it; the heuristic pick is the implicit GEMM
+    conv5 = archsim.ops.Conv2d(16, 512, 48, 14, 14, kernel=(5, 5), padding=(2, 2), dtype="fp32")
+    auto = op_cost(conv5, gpu)
+    heur = op_cost(conv5, gpu, CostOptions(software=_heuristic()))
+    assert auto.extra["winograd"] == 1.0 and "winograd" not in heur.extra
+    direct = gpu_cost._implicit_gemm(conv5, GPUParams.from_devices([gpu]))
+    assert heur.latency_s == float(direct.latency_s[0]) > auto.latency_s
+    # a 1x1 convolution has no Winograd candidate: the same cost under both selections
+    conv1 = archsim.ops.Conv2d(16, 256, 64, 14, 14, kernel=(1, 1), dtype="fp32")
+    assert op_cost(conv1, gpu).latency_s == op_cost(conv1, gpu, CostOptions(software=_heuristic())).latency_s
+    assert not _heuristic().is_none  # a profile that changes the device work is not the device-only one
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 32), st.sampled_from([16, 64, 256]), st.sampled_from([16, 64, 256]),
+       st.sampled_from([7, 14, 28, 56]), st.sampled_from([(3, 3), (5, 5), (1, 1)]), st.sampled_from(["fp32", "fp16"]))
+def test_heuristic_is_never_faster_than_autotuned(n, c, k, hw, kernel, dtype):
+    from archsim.cost import CostOptions, op_cost
+
+    gpu = archsim.load_preset("gpu/t4")
+    op = archsim.ops.Conv2d(n, c, k, hw, hw, kernel=kernel, padding=(kernel[0] // 2, kernel[1] // 2), dtype=dtype)
+    # autotuning keeps the faster of the candidates, implicit GEMM among them
+    assert op_cost(op, gpu, CostOptions(software=_heuristic())).latency_s >= op_cost(op, gpu).latency_s
+
+
+def test_algorithm_selection_is_a_sweep_axis_with_a_one_line_error(node):
+    g = archsim.zoo.resnet18(batch=8)
+    sweep = archsim.Sweep(node, axes={"software.algorithm_selection": ["autotuned", "heuristic"]})
+    table = sweep.run(g, options={"software": "pytorch-eager"}, executor="serial")
+    lat = table[table["metric"] == "latency_s"].set_index("software.algorithm_selection")["value"]
+    assert lat["autotuned"] == pytest.approx(archsim.estimate(g, node, software="pytorch-eager").latency_s, rel=1e-12)
+    assert lat["heuristic"] == pytest.approx(archsim.estimate(g, node, software=_heuristic("pytorch-eager")).latency_s,
+                                             rel=1e-12)
+    assert lat["heuristic"] >= lat["autotuned"]
+    with pytest.raises(ArchsimError, match=r"^software/pytorch-eager: algorithm_selection: .*'autotuned' or "
+                                           r"'heuristic' \(got 'fastest'\)$"):
+        with_updates(load_software("pytorch-eager"), {"algorithm_selection": "fastest"})
+    bad = archsim.Sweep(node, axes={"software.algorithm_selection": ["fastest"]}).run(
+        archsim.zoo.mlp(batch=1), options={"software": "pytorch-eager"}, executor="serial")
+    assert (bad["status"] == "invalid").all() and "algorithm_selection" in bad["error"].iloc[0]

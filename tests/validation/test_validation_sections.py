@@ -42,8 +42,10 @@ def test_deepbench_budgets():
             assert f.mape_pct <= f.budget_pct or f.family in sections.DEEPBENCH_UNMET, f
     # P100 half precision is fp16 storage with fp32 math.
     assert fams["p100/gemm_fp16_fp32math"].n == 160 and "p100/gemm_fp16" not in fams
-    # The V100 must not get worse (10.9 % and 19.8 % when Winograd F(2x2, 5x5) landed; both within budget).
-    assert fams["v100/gemm_all"].mape_pct <= 11.0 and fams["v100/conv_fwd_all"].mape_pct <= 19.9
+    # The V100 must not get worse: 10.4 % GEMM since the per-SASS-instruction MMA issue (was 10.9 %), conv
+    # 19.6 % since Tensor-Core rows run the benchmark's implicit precomputed GEMM (19.9 before; 19.8 when
+    # Winograd F(2x2, 5x5) landed); both within budget.
+    assert fams["v100/gemm_all"].mape_pct <= 10.5 and fams["v100/conv_fwd_all"].mape_pct <= 19.7
     for fam, (ceiling, why) in sections.DEEPBENCH_UNMET.items():
         assert fams[fam].budget_pct < ceiling and why, fam
         assert fams[fam].mape_pct <= ceiling, fams[fam]

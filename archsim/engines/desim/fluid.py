@@ -16,24 +16,26 @@ contention the discrete-event engine reproduces the roofline's op times.
 
 from __future__ import annotations
 
-from typing import Any
+from heapq import heappush
 
 import simpy
+from simpy.events import NORMAL
 
 __all__ = ["FluidShare"]
 
 _REL_TOL = 1e-9  # a flow whose remaining solo time is below this share of its own is finished
 
 
-class _Flow:
-    __slots__ = ("remaining_s", "solo_s", "demand", "rate", "event")
+class _Flow(simpy.Event):
+    """One flow, and the event its process waits on (one object, not two, per flow)."""
 
-    def __init__(self, solo_s: float, demand: float, event: simpy.Event) -> None:
+    def __init__(self, env: simpy.Environment, solo_s: float, demand: float) -> None:
+        self.env = env
+        self.callbacks = []
         self.remaining_s = solo_s
         self.solo_s = solo_s
         self.demand = demand
         self.rate = 1.0
-        self.event = event
 
 
 def _finished(f: _Flow, now: float) -> bool:
@@ -77,20 +79,22 @@ class FluidShare:
         env = self.env
         if solo_s <= 0.0:
             return env.timeout(0.0)
-        event = env.event()
         # Rounding can put a flow's own demand a hair above the capacity it was costed against.
-        demand = min(max(demand_bytes_per_s, 0.0), self.capacity_bytes_per_s)
+        capacity = self.capacity_bytes_per_s
+        demand = demand_bytes_per_s if 0.0 <= demand_bytes_per_s <= capacity else \
+            min(max(demand_bytes_per_s, 0.0), capacity)
+        flow = _Flow(env, solo_s, demand)
         if not self._flows:  # fast path: alone, at full speed until something else arrives
-            self._last = env.now
-            self._flows.append(_Flow(solo_s, demand, event))
+            self._last = env._now
+            self._flows.append(flow)
             self._generation += 1
-            env.timeout(solo_s).callbacks.append(_Wake(self, self._generation))
-            return event
+            _Wake(env, solo_s, self, self._generation)
+            return flow
         self._advance()
-        self._flows.append(_Flow(solo_s, demand, event))
+        self._flows.append(flow)
         self._reallocate()
         self._arm()
-        return event
+        return flow
 
     # --- internals ------------------------------------------------------------------------------
     def _advance(self) -> None:
@@ -140,47 +144,62 @@ class FluidShare:
         else:
             nxt = min(f.remaining_s / f.rate for f in flows)
         self._generation += 1
-        timer = self.env.timeout(max(nxt, 0.0))
-        timer.callbacks.append(_Wake(self, self._generation))
+        _Wake(self.env, max(nxt, 0.0), self, self._generation)
 
-    def _wake(self, generation: int) -> None:
-        if generation != self._generation:
-            return  # superseded by a later arrival or departure
-        flows = self._flows
-        if len(flows) == 1:  # the common, uncontended case, inlined
-            f = flows[0]
-            now = self.env.now
-            dt = now - self._last
-            self._last = now
-            f.remaining_s -= f.rate * dt
-            self.moved_bytes += f.rate * f.demand * dt
-            if _finished(f, now):
-                self._flows = []
-                f.event.succeed()
-                return
-        else:
-            self._advance()
-            now = self.env.now
-            done, left = [], []
-            for f in flows:
-                (done if _finished(f, now) else left).append(f)
-            if done:
-                self._flows = left
-                for f in done:
-                    f.event.succeed()
-                if self._flows:
-                    self._reallocate()
+    def _settle(self) -> None:
+        """At a timer of several flows: advance them, finish those that are done, re-arm."""
+        self._advance()
+        now = self.env._now
+        done, left = [], []
+        for f in self._flows:
+            (done if _finished(f, now) else left).append(f)
+        if done:
+            self._flows = left
+            for f in done:
+                f.succeed()
+            if self._flows:
+                self._reallocate()
         self._arm()
 
 
-class _Wake:
-    """Timer callback bound to the generation it was armed for (cheaper than a closure per timer)."""
+class _Wake(simpy.Timeout):
+    """The share's timer, bound to the generation it was armed for: a timeout that is its own
+    callback's data (one object per timer, not a timeout and a closure). Scheduled as
+    ``env.timeout(delay)`` is (``simpy.events.Timeout``)."""
 
-    __slots__ = ("share", "generation")
-
-    def __init__(self, share: FluidShare, generation: int) -> None:
+    def __init__(self, env: simpy.Environment, delay: float, share: FluidShare, generation: int) -> None:
+        self.env = env
+        self.callbacks = [_wake]
+        self._value = None
+        self._delay = delay
+        self._ok = True
         self.share = share
         self.generation = generation
+        heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), self))  # Environment.schedule
 
-    def __call__(self, _event: Any) -> None:
-        self.share._wake(self.generation)
+
+def _wake(timer: _Wake) -> None:
+    """The timer's callback: settle the share it was armed for, unless an arrival or a departure
+    has re-armed it since."""
+    share = timer.share
+    if timer.generation != share._generation:
+        return
+    flows = share._flows
+    if len(flows) != 1:
+        share._settle()
+        return
+    # The common, uncontended case, written out (FluidShare._advance, _finished, Event.succeed).
+    f = flows[0]
+    env = share.env
+    now = env._now
+    dt = now - share._last
+    share._last = now
+    f.remaining_s -= f.rate * dt
+    share.moved_bytes += f.rate * f.demand * dt
+    if f.remaining_s <= _REL_TOL * f.solo_s or now + f.remaining_s / f.rate <= now:
+        share._flows = []
+        f._ok = True
+        f._value = None
+        heappush(env._queue, (now, NORMAL, next(env._eid), f))
+        return
+    share._arm()

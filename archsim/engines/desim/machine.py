@@ -21,13 +21,16 @@ Resources (one set per GPU replica where per-GPU):
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass
-from typing import Any
+from heapq import heappush
+from typing import Any, NamedTuple
 
 import simpy
+from simpy.events import NORMAL, PENDING, Timeout
 
 from archsim.engines.desim.fluid import FluidShare
+from archsim.engines.desim.loop import FIRED
 from archsim.engines.desim.plan import Task
+from archsim.errors import EngineError
 
 __all__ = ["Machine", "Record", "SlotPool", "COPY_ENGINES_PER_DIRECTION"]
 
@@ -62,6 +65,11 @@ class SlotPool:
 
     def release(self, n: int) -> None:
         self.free += n
+        if self._waiters:
+            self.grant()
+
+    def grant(self) -> None:
+        """Hand the free units to the waiting requests that fit, in order (after ``free`` grew)."""
         waiters = self._waiters
         while waiters and waiters[0][0] <= self.free:
             m, event = waiters.popleft()
@@ -69,9 +77,10 @@ class SlotPool:
             event.succeed()
 
 
-@dataclass(slots=True)
-class Record:
-    """One executed task: the op, where and when it ran."""
+class Record(NamedTuple):
+    """One executed task: the op, where and when it ran (``task`` is None for a loader batch or an
+    all-reduce). A tuple: the hot loop makes one per task with ``tuple.__new__(Record, ...)``, a
+    third of a dataclass's ``__init__``."""
 
     task: Task
     replica: int
@@ -81,6 +90,9 @@ class Record:
     end_s: float
     nbytes: float = 0.0
     energy_j: float = 0.0
+
+
+_new_record = tuple.__new__
 
 
 class Machine:
@@ -142,45 +154,88 @@ class Machine:
         return share
 
     # --- executors (SimPy generators) ------------------------------------------------------------
+    def lane(self, items: list[tuple[Task, tuple[int, ...], int]], r: int, step: int, lane: str,
+             done: list[simpy.Event], bucket_done: Any, hold_core: bool):
+        """Run a lane's tasks in order on replica ``r`` in ``step``, recording each on ``lane``.
+
+        ``items`` are (task, its predecessors on other lanes, its gradient bucket or -1): a task
+        starts when those predecessors' ``done`` events and its bucket's all-reduce
+        (``bucket_done(step, bucket)``) have fired, and fires its own ``done`` event when it ends
+        (``loop.FIRED`` for a task nothing waits on, scheduled all the same).
+
+        The GPU kernel executor (its overheads, then its wave segments on SM slots drawing DRAM
+        bandwidth) is written out here rather than in a generator per kernel: this is the hot loop of
+        a run, and a sub-generator costs its creation and one more frame on every resume. For the
+        same reason the clock is read as ``env._now`` and a task's ``done`` event is scheduled as
+        ``Event.succeed`` does (``simpy/events.py``; see :mod:`archsim.engines.desim.loop`): the same
+        event, in the same place of the queue.
+        """
+        env = self.env
+        queue, eid = env._queue, env._eid
+        all_of = env.all_of
+        records = self.records
+        busy_s = self.busy_s
+        sm = self.sm[r] if self.sm else None
+        flow = self.dram[r].flow if self.dram else None
+        sm_key = f"gpu{r}.sm"
+        for t, cross, b in items:
+            # Predecessors on this lane are done already: only other lanes' are checked.
+            waits = [ev for ev in (done[p] for p in cross) if ev._value is PENDING] if cross else []
+            if b >= 0:
+                ev = bucket_done(step, b)
+                if ev._value is PENDING:
+                    waits.append(ev)
+            if waits:
+                yield waits[0] if len(waits) == 1 else all_of(waits)
+            start = env._now
+            kind = t.executor
+            if kind == "gpu":
+                if t.fixed_s > 0.0:
+                    yield Timeout(env, t.fixed_s)
+                busy = 0.0
+                demand = t.demand_bytes_per_s
+                for seconds, slots in t.segments:
+                    if not sm._waiters and sm.free >= slots:  # SlotPool.acquire, granted at once
+                        sm.free -= slots
+                    else:
+                        yield sm.acquire(slots)
+                    if self.nccl_active:
+                        seconds *= self.nccl_slowdown  # the collective's blocks hold some SMs
+                    t0 = env._now
+                    yield flow(seconds, demand)
+                    sm.free += slots  # SlotPool.release
+                    if sm._waiters:
+                        sm.grant()
+                    busy += slots * (env._now - t0)
+                busy_s[sm_key] += busy
+                records.append(_new_record(Record, (t, r, step, lane, start, env._now, 0.0, 0.0)))
+            elif kind == "copy":
+                yield from self.copy_task(t, r)
+                records.append(_new_record(Record, (t, r, step, lane, start, env._now, 0.0, 0.0)))
+            else:
+                yield from self.run(t, r, step, lane, hold_core and kind == "pim")
+            ev = done[t.index]
+            if ev is not FIRED:
+                ev._ok = True
+                ev._value = None
+            heappush(queue, (env._now, NORMAL, next(eid), ev))
+
     def run(self, task: Task, replica: int, step: int, lane: str, hold_core: bool):
-        """Execute ``task`` and record it on ``lane`` (the resource name in the timeline); a PIM op
-        with ``hold_core`` keeps one host core waiting for it."""
+        """Execute a copy, host or PIM ``task`` and record it on ``lane`` (the resource name in the
+        timeline); a PIM op with ``hold_core`` keeps one host core waiting for it. (GPU kernels run
+        in :meth:`lane`.)"""
         start = self.env.now
         kind = task.executor
-        if kind == "gpu":
-            yield from self.gpu(task, replica)
-        elif kind == "copy":
+        if kind == "copy":
             yield from self.copy_task(task, replica)
         elif kind == "host":
             yield from self._host(task)
-        else:
+        elif kind == "pim":
             yield from self._pim(task, replica, step, hold_core)
             lane = "pim"
-        self.record(task, replica, step, lane, start)
-
-    def record(self, task: Task, replica: int, step: int, lane: str, start: float) -> None:
-        """Record ``task`` as run on ``lane`` from ``start`` to now."""
+        else:
+            raise EngineError(f"Machine.run executes copy, host and PIM tasks; {task.label!r} is a {kind!r} task")
         self.records.append(Record(task, replica, step, lane, start, self.env.now))
-
-    def gpu(self, task: Task, r: int):
-        """A GPU kernel: its overheads, then its wave segments on SM slots drawing DRAM bandwidth."""
-        env = self.env
-        if task.fixed_s > 0.0:
-            yield env.timeout(task.fixed_s)
-        sm, dram = self.sm[r], self.dram[r]
-        key = f"gpu{r}.sm"
-        busy = 0.0
-        for seconds, slots in task.segments:
-            wait = sm.acquire(slots)
-            if wait is not None:
-                yield wait
-            if self.nccl_active:
-                seconds *= self.nccl_slowdown  # the collective's blocks hold some SMs
-            t0 = env.now
-            yield dram.flow(seconds, task.demand_bytes_per_s)
-            sm.release(slots)
-            busy += slots * (env.now - t0)
-        self.busy_s[key] += busy
 
     def copy_task(self, task: Task, r: int):
         """A host<->device copy on its direction's copy engine and link."""
