@@ -144,7 +144,7 @@ POWER_UNMET: dict[str, tuple[float, str]] = {}
 
 def power_section(folder: Path) -> Section | None:
     """The gpu-roofline power/clock check on ``folder/gpu_roofline_power_a40_l40.csv``; None when absent."""
-    from validation import power
+    from validation import power, power_refs
 
     if not (folder / power.DATA_FILE).exists():
         return None
@@ -152,6 +152,7 @@ def power_section(folder: Path) -> Section | None:
     families = [SectionFamily(name, n, mape, budget,
                               ceiling_pct=POWER_UNMET[name][0] if name in POWER_UNMET else None)
                 for name, n, mape, budget in power.families(rs)]
+    families += [SectionFamily(name, n, err, budget) for name, n, err, budget in power_refs.families()]
     worst = max((abs(r.clock_error_pct) for r in rs if (r.gpu, r.device_id) not in power.POWER_LIMIT_W), default=0.0)
     notes = [
         "predicted with the stock presets gpu/a40-48gb and gpu/l40-48gb (archsim.estimate of an explicit Kernel "
@@ -162,6 +163,11 @@ def power_section(folder: Path) -> Section | None:
         "L40 device 1 runs at 350 W (L40S-class limit and 2520 MHz boost): evaluated with power_limit = 350 W, "
         "reported without a budget",
         f"largest clock error within the budgeted families: {worst:.1f} %",
+        "clock_a100_hpl and tflops_a100_gemm16: one published A100 figure each under the 400 W limit, no budget "
+        "(validation/power_refs.py): "
+        + "; ".join(f"{r.family} published {r.published:g} {r.quantity}, predicted "
+                    f"{power_refs.predict(r)[r.quantity]:.0f} at {power_refs.predict(r)['clock_mhz']:.0f} MHz, "
+                    f"{power_refs.predict(r)['power_w']:.0f} W ({r.source})" for r in power_refs.REFERENCES),
     ]
     return Section("power", POWER_TITLE, families, notes)
 

@@ -1,0 +1,65 @@
+"""Published clock and throughput of dense matrix products on an A100 under its power limit, predicted.
+
+These are references, not a development or test set: each is one published figure, reported in the
+power section without a budget (so nothing is tuned to them), and each prediction is
+:func:`archsim.estimate` of a stock preset; the published figure never enters it.
+
+* ``clock_a100_hpl``: NVIDIA's Rpeak practice for HPL on the A100 SXM4 took the SM clock the GPU
+  sustains at its 400 W power limit while running HPL, 1305 MHz (boost 1410 MHz): G. Lockwood,
+  "Peak FLOPS", glennklockwood.com/garden/peak-FLOPS. HPL's time is its trailing-matrix DGEMM on
+  the FP64 Tensor Cores; a large square fp64 GEMM stands in for it.
+* ``tflops_a100_gemm16``: an 8192^3 16-bit cuBLAS GEMM (PyTorch) on an A100 with ``torch.randn``
+  inputs runs at 257-258 TFLOP/s, and at 295 TFLOP/s with all-zero inputs, which switch less of the
+  datapath and so draw less power at the same clock: the random-input GEMM is power-limited.
+  H. He, "Strangely, Matrix Multiplications on GPUs Run Faster When Given 'Predictable' Data!",
+  thonking.ai, 2024. The 258 TFLOP/s figure is the reference (inputs as in a real workload).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+__all__ = ["Reference", "REFERENCES", "predict", "families"]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One published figure: ``quantity`` (``clock_mhz`` or ``tflops``) of a square GEMM of size ``n``."""
+
+    family: str
+    preset: str
+    n: int
+    dtype: str
+    quantity: str
+    published: float
+    source: str
+
+
+REFERENCES: tuple[Reference, ...] = (
+    Reference("clock_a100_hpl", "gpu/a100-sxm4-40gb", 16384, "fp64", "clock_mhz", 1305.0,
+              "Lockwood, glennklockwood.com/garden/peak-FLOPS: NVIDIA's A100 HPL Rpeak clock at the power limit"),
+    Reference("tflops_a100_gemm16", "gpu/a100-sxm4-40gb", 8192, "bf16", "tflops", 258.0,
+              "He, thonking.ai 2024, 'Strangely, Matrix Multiplications ... Predictable Data': cuBLAS, randn inputs"),
+)
+
+
+@functools.lru_cache(maxsize=16)
+def predict(ref: Reference) -> dict[str, float]:
+    """Predicted ``clock_mhz``, ``tflops`` and ``power_w`` of ``ref``'s GEMM on its stock preset."""
+    import archsim
+    from archsim.presets import load_preset
+
+    r = archsim.estimate(archsim.ops.Gemm(ref.n, ref.n, ref.n, dtype=ref.dtype), load_preset(ref.preset))
+    op = r.ops[0]
+    return {"clock_mhz": op.extra["clock_hz"] / 1e6, "tflops": 2.0 * ref.n**3 / op.latency_s / 1e12,
+            "power_w": op.extra["power_w"]}
+
+
+def families() -> list[tuple[str, int, float, float | None]]:
+    """(family, 1, |error| %, no budget) per reference, in the form of :func:`validation.power.families`."""
+    out = []
+    for ref in REFERENCES:
+        got = predict(ref)[ref.quantity]
+        out.append((ref.family, 1, 100.0 * abs(got - ref.published) / ref.published, None))
+    return out
