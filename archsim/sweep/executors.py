@@ -111,7 +111,10 @@ def _dask(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done:
             raise SweepError(f"Dask scheduler address {address!r} is not usable: {exc}; "
                              "expected 'tcp://host:port'") from None
     try:
-        shared = client.scatter(payload, broadcast=True)
+        # hash=False: a fresh key per run. With content keys, a second sweep on the same cluster
+        # scatters the same key that the first run's client is releasing, and the scheduler can
+        # drop it under the new run's tasks ('lost dependencies').
+        shared = client.scatter(payload, broadcast=True, hash=False)
         futures = [client.submit(evaluate_chunk, shared, list(chunk), pure=False) for chunk in chunks]
         try:
             for fut in as_completed(futures):
