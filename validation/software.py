@@ -97,16 +97,22 @@ def scaling_rows() -> list[dict]:
 
     data = pd.read_csv(archsim_root() / "scenarios" / "data" / "dle_resnet50_training_scaling.csv",
                        dtype={"container": str})
+    from archsim.software import load_software
+
     hw = archsim.load_preset("system/dgx-1-v100")
     rows = []
     for (container, prec), grp in data.groupby(["container", "precision"], sort=False):
         one, eight = (grp[grp["gpus"] == n].iloc[0] for n in (1, 8))
         batch, profile = int(one.batch_per_gpu), _PROFILE[prec]
+        # the run's own tensor layout (the table's memory_format column, from its scripts): the
+        # pytorch-19.10 AMP run is NCHW, so its Tensor-Core convolutions pay cuDNN's layout transposes
+        sw = load_software(profile).model_copy(update={"channels_last": one.memory_format == "nhwc"})
         g = archsim.zoo.resnet50(batch=batch, training=True, optimizer="sgd_momentum")
-        t1 = archsim.estimate(g, hw, engine="des", software=profile).latency_s
-        t8 = archsim.estimate(g, hw, engine="des", software=profile,
+        t1 = archsim.estimate(g, hw, engine="des", software=sw).latency_s
+        t8 = archsim.estimate(g, hw, engine="des", software=sw,
                               data_parallel=archsim.DataParallel(gpus=8)).latency_s
         rows.append({"precision": prec, "profile": profile, "container": container, "batch": batch,
+                     "memory_format": str(one.memory_format),
                      "predicted_eff": t1 / t8, "measured_eff": float(eight.img_per_s) / (8 * float(one.img_per_s)),
                      "predicted_img_per_s": batch / t1, "measured_img_per_s": float(one.img_per_s)})
     return rows
