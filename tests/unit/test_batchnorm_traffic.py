@@ -4,6 +4,8 @@ not fit on chip (archsim.workload.ops.norm.BatchNorm.rows, archsim.cost.gpu.roww
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import archsim
 from archsim.workload.ops.norm import BatchNorm
@@ -49,3 +51,19 @@ def test_a_channel_that_fits_in_shared_memory_is_read_once():
     dram, l2 = _bytes(op)
     assert dram == pytest.approx(409_600)
     assert l2 == pytest.approx(409_600)
+
+
+@settings(max_examples=15, deadline=None)
+@given(batch=st.integers(1, 64), channels=st.integers(1, 512), hw=st.sampled_from([1, 7, 14, 28, 56]),
+       backward=st.booleans())
+def test_training_traffic_is_between_one_and_two_passes(batch, channels, hw, backward):
+    # DRAM bytes of a training batch norm lie between the compulsory bytes (a channel that fits on chip)
+    # and the compulsory bytes plus one more read of every input (the second pass from DRAM)
+    from archsim.cost.common import io_bytes
+
+    op = BatchNorm(batch, channels, hw, hw, "fp16", batch_stats=True, pass_="backward" if backward else "forward")
+    dram, l2 = _bytes(op)
+    in_b, _ = io_bytes(op)
+    compulsory = float(op.min_bytes())
+    assert compulsory * (1 - 1e-9) <= dram <= (compulsory + in_b) * (1 + 1e-9)
+    assert l2 >= dram * (1 - 1e-9)
