@@ -14,7 +14,8 @@ Development sets (both published, both in ``scenarios/``):
   16G (pytorch-19.10 and 21.03, ``scenarios/data/dle_resnet50_training_scaling.csv``), predicted by the
   discrete-event engine on ``system/dgx-1-v100`` with ``DataParallel(gpus=8)`` (DDP's 25 MB
   buckets, NCCL ring kernels beside the backward pass): per-GPU efficiency and the one-GPU
-  throughput, reported without a budget.
+  throughput, reported without a budget. Each run keeps its own tensor layout (the table's
+  ``memory_format``: 19.10 AMP is NCHW, 21.03 AMP NHWC), so ``channels_last`` follows the run.
 
 Each family is also given under the ``none`` profile (device work only, the behaviour before
 software profiles) so the report shows what the profile adds. Budgets (MAPE, percent): the DLE V100
@@ -97,16 +98,22 @@ def scaling_rows() -> list[dict]:
 
     data = pd.read_csv(archsim_root() / "scenarios" / "data" / "dle_resnet50_training_scaling.csv",
                        dtype={"container": str})
+    from archsim.software import load_software
+
     hw = archsim.load_preset("system/dgx-1-v100")
     rows = []
     for (container, prec), grp in data.groupby(["container", "precision"], sort=False):
         one, eight = (grp[grp["gpus"] == n].iloc[0] for n in (1, 8))
         batch, profile = int(one.batch_per_gpu), _PROFILE[prec]
+        # the run's own tensor layout (the table's memory_format column, from its scripts): the
+        # pytorch-19.10 AMP run is NCHW, so its Tensor-Core convolutions pay cuDNN's layout transposes
+        sw = load_software(profile).model_copy(update={"channels_last": one.memory_format == "nhwc"})
         g = archsim.zoo.resnet50(batch=batch, training=True, optimizer="sgd_momentum")
-        t1 = archsim.estimate(g, hw, engine="des", software=profile).latency_s
-        t8 = archsim.estimate(g, hw, engine="des", software=profile,
+        t1 = archsim.estimate(g, hw, engine="des", software=sw).latency_s
+        t8 = archsim.estimate(g, hw, engine="des", software=sw,
                               data_parallel=archsim.DataParallel(gpus=8)).latency_s
         rows.append({"precision": prec, "profile": profile, "container": container, "batch": batch,
+                     "memory_format": str(one.memory_format),
                      "predicted_eff": t1 / t8, "measured_eff": float(eight.img_per_s) / (8 * float(one.img_per_s)),
                      "predicted_img_per_s": batch / t1, "measured_img_per_s": float(one.img_per_s)})
     return rows
@@ -156,8 +163,10 @@ def software_section(smoke: bool = False) -> Section:
         "*_none: the same rows with software='none' (device work only), for comparison",
         "dle_dgx1_*: ResNet-50 v1.5 training on a DGX-1 16G, 1 -> 8 GPUs (pytorch-19.10: 893 -> 6889 img/s AMP, "
         "380 -> 2945 FP32, 0.964 / 0.968 per GPU; pytorch-21.03: 1200 -> 8322 AMP, 367 -> 2855 FP32, 0.867 / "
-        "0.972), DES on system/dgx-1-v100 with DDP buckets and NCCL kernels; the input pipeline on the shared "
-        "host is not in it (no published per-image cost); unbudgeted",
+        "0.972), DES on system/dgx-1-v100 with DDP buckets and NCCL kernels, each run in its own tensor layout "
+        "(19.10 AMP NCHW: no --memory-format; 21.03 AMP NHWC: configs.yml); the input pipeline on the shared "
+        "host is not in it (no published per-image cost); unbudgeted. The profiles describe pytorch-21.03 "
+        "(native AMP, NHWC), the release to compare with; 19.10 ran apex AMP on NCHW with DALI-CPU",
     ]
     return Section("software", "software stacks: framework profiles on published whole-model times", families,
                    notes)

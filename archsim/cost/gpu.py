@@ -477,21 +477,23 @@ def conv_library(op: Any) -> str:
     return kn.CONV_LIBRARY if op.pass_ == "forward" else kn.GEMM_LIBRARY
 
 
-ROWWISE_KINDS = ("softmax", "layernorm")
+ROWWISE_KINDS = ("softmax", "layernorm", "batchnorm")
 
 
 def rowwise_traffic(op: Any, p: GPUParams) -> tuple[np.ndarray, np.ndarray] | None:
-    """(L2, DRAM) bytes of a row-wise two-pass op (softmax, layernorm), ``None`` for other ops.
+    """(L2, DRAM) bytes of a row-wise two-pass op (softmax, layernorm, batch norm with batch
+    statistics: one row per channel), ``None`` for other ops (and inference batch norm, ``rows`` None).
 
     One thread block normalises one row: a row that fits in the block's shared memory is read once;
     a longer row is read again for the second pass (:func:`archsim.cost.traffic.rowwise_bytes`), from L2
     when the row fits in one SM's share of L2 (every SM streams a row at a time), else from DRAM.
     """
-    if op.kind not in ROWWISE_KINDS:
+    rows = getattr(op, "rows", None) if op.kind in ROWWISE_KINDS else None
+    if rows is None:
         return None
     in_b, _ = io_bytes(op)
     compulsory = float(op.min_bytes())
-    row_b = in_b / max(int(op.rows), 1)
+    row_b = in_b / max(int(rows), 1)
     l2 = tr.rowwise_bytes(compulsory, in_b, row_b, p.max_shared_memory_per_block_bytes)
     dram = tr.rowwise_bytes(compulsory, in_b, row_b, p.l2_size_bytes / p.sm_count)
     return np.asarray(l2, dtype=np.float64), np.asarray(dram, dtype=np.float64)

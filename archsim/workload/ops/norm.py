@@ -131,6 +131,21 @@ class BatchNorm(Op):
     def numel(self) -> int:
         return self.batch * self.channels * self.height * self.width
 
+    @property
+    def rows(self) -> int | None:
+        """Independent reductions of a two-pass kernel: one per channel (over ``batch x height x width``)
+        when the op needs batch statistics (training forward, and the backward's dgamma/dbeta sums that
+        ``dx`` depends on), ``None`` at inference (``y = a*x + b`` in one pass).
+
+        Batch statistics are known only after the whole channel has been read, so the kernels read the
+        input twice: PyTorch's native CUDA batch norm runs ``batch_norm_collect_statistics`` then
+        ``batch_norm_elemt`` (forward) and ``batch_norm_backward_reduce`` then ``batch_norm_backward_elemt``
+        (backward), aten/src/ATen/native/cuda/Normalization.cuh; cuDNN's ForwardTraining/Backward do the
+        same reduction first. The cost model re-reads the input from L2 or DRAM when a channel does not fit
+        on chip (``archsim.cost.gpu.rowwise_traffic``).
+        """
+        return self.channels if (self.batch_stats or self.pass_ == "backward") else None
+
     def flop_breakdown(self) -> dict[str, int]:
         n, c = self.numel, self.channels
         if self.pass_ == "backward":
