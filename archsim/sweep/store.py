@@ -39,7 +39,8 @@ import pandas as pd
 
 from archsim.errors import SweepError
 
-__all__ = ["Store", "MemoryStore", "ParquetStore", "StoreWarning", "point_key", "store_lock"]
+__all__ = ["Store", "MemoryStore", "ParquetStore", "StoreWarning", "point_key", "point_key_of_text", "key_prefix",
+           "key_suffix", "override_text", "store_lock"]
 
 
 class StoreWarning(UserWarning):
@@ -84,6 +85,28 @@ def point_key(base_hash: str, overrides: Sequence[tuple[Sequence[Any], Any]], wo
     """The content hash that identifies one point's result."""
     text = _KEY_JSON([base_hash, [[list(p), v] for p, v in overrides], work, evaluator, version])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def key_prefix(base_hash: str) -> str:
+    """The start of :func:`point_key`'s text for every point of one base (up to the overrides)."""
+    return "[" + _KEY_JSON(base_hash) + ",["
+
+
+def override_text(path: Sequence[Any], value: Any) -> str:
+    """One override's part of :func:`point_key`'s text."""
+    return _KEY_JSON([list(path), value])
+
+
+def key_suffix(work: str, evaluator: str, version: str) -> str:
+    """The end of :func:`point_key`'s text (after the overrides)."""
+    return "]," + _KEY_JSON(work) + "," + _KEY_JSON(evaluator) + "," + _KEY_JSON(version) + "]"
+
+
+def point_key_of_text(prefix: str, overrides: Sequence[str], suffix: str) -> str:
+    """:func:`point_key` from its text parts: ``point_key(h, ov, w, e, v) == point_key_of_text(
+    key_prefix(h), [override_text(p, x) for p, x in ov], key_suffix(w, e, v))`` (a JSON list is
+    its items' JSON joined by the separator, so the text is the same; a unit test checks it)."""
+    return hashlib.sha256((prefix + ",".join(overrides) + suffix).encode()).hexdigest()
 
 
 # What ``json.dumps(..., sort_keys=True, separators=(",", ":"), default=repr)`` builds on every call,
