@@ -347,7 +347,14 @@ class Sweep:
             chosen = list(metrics)
         points = self.points()
         points["key"] = keys
-        wide = points.merge(rows, on="key", how="left", validate="many_to_one")
+        stored = pd.Index(rows["key"].to_numpy(dtype=object)) if "key" in rows else None
+        at = stored.get_indexer(keys) if stored is not None and stored.is_unique else None
+        if at is not None and (at >= 0).all():
+            # Each point's row by position: what the left merge on "key" gives (the left's columns,
+            # then the store's), without factorising 1M Arrow strings twice (~0.2 s per 100k points).
+            wide = pd.concat([points, rows.drop(columns="key").iloc[at].reset_index(drop=True)], axis=1)
+        else:  # a point missing (reported below) or a store with repeated keys (merge says so)
+            wide = points.merge(rows, on="key", how="left", validate="many_to_one")
         if wide["status"].isna().any():
             raise SweepError("the store lost points of this sweep (was it modified while running?)")
         # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
