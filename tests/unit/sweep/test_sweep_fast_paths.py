@@ -162,3 +162,37 @@ def test_keep_freed_memory_is_a_no_op_or_takes_effect():
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         took = pool.apply(keep_freed_memory)
     assert took is sys.platform.startswith("linux")
+
+
+def test_point_overrides_validate_only_the_changed_fields_and_equal_the_whole_dump(v100, monkeypatch):
+    # A root leaf (sm_count) and a DRAM leaf: each table is the base's fields with the changed one
+    # validated alone and its cross-field rule run; no table is validated from its dump, and the
+    # point equals (fields, dump, content hash) validating the whole dump. The base's cached
+    # content hash is not carried over to the point.
+    from archsim.hardware.base import HardwareModel
+
+    builder = PointBuilder(v100.model_dump())
+    builder.base.content_hash()
+    overrides = [(("dram", "bandwidth"), "600000000000.0 B/s"), (("sm_count",), 40)]
+    whole = validate_hardware(apply_overrides(v100.model_dump(), overrides), "point")
+    calls = []
+    real = HardwareModel.model_validate.__func__
+    monkeypatch.setattr(HardwareModel, "model_validate",
+                        classmethod(lambda cls, obj, **kw: calls.append(cls) or real(cls, obj, **kw)))
+    fast = builder.build(overrides)
+    assert calls == []
+    assert fast == whole and fast.model_dump() == whole.model_dump()
+    assert fast.content_hash() == whole.content_hash() != builder.base.content_hash()
+    assert fast.sm_count == 40 and fast.dram.bandwidth_bytes_per_s == 6e11
+
+
+def test_point_override_breaking_a_cross_field_rule_reports_the_whole_dump_error(v100):
+    # static_power above tdp breaks GPUDevice's rule: the per-field path gives up, the whole-dump
+    # validation names the problem as it always has.
+    builder = PointBuilder(v100.model_dump())
+    overrides = [(("static_power",), "100000.0 W")]
+    with pytest.raises(SchemaError) as whole:
+        validate_hardware(apply_overrides(v100.model_dump(), overrides), "point")
+    with pytest.raises(SchemaError) as fast:
+        builder.build(overrides)
+    assert str(fast.value) == str(whole.value) and "static_power exceeds tdp" in str(fast.value)
