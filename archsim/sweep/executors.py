@@ -59,7 +59,7 @@ def _serial(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_don
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _WORKER_TRIM_THRESHOLD_BYTES = 1 << 30  # keep up to 1 GiB of freed heap for reuse
-_WORKER_MMAP_THRESHOLD_BYTES = 32 << 20  # glibc's largest allowed (HEAP_MAX_SIZE / 2 on 64-bit)
+_WORKER_MMAP_THRESHOLD_BYTES = 32 << 20  # the top of glibc's own dynamic range (64-bit): larger blocks still mapped
 
 
 def keep_freed_memory() -> bool:
