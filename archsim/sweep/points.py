@@ -21,9 +21,9 @@ message as before.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from archsim.errors import ArchsimError
 
@@ -76,6 +76,53 @@ def _instance_fields(model: BaseModel, dump: Mapping[str, Any]) -> tuple[tuple[s
     return tuple(out)
 
 
+def _override_plan(cls: type[BaseModel]) -> Any:
+    """(dump key -> field name, the field names, field name -> its validator, the after-validators in pydantic's
+    order) for a table whose fields can be validated one by one, else False: a field or ``before``/
+    ``wrap`` model validator, a ``model_post_init``, private attributes or a non-forbidding
+    ``extra`` make the table's validation more than its fields' and its after-rules."""
+    decorators = cls.__pydantic_decorators__
+    if (decorators.field_validators or decorators.validators or decorators.root_validators
+            or any(d.info.mode != "after" for d in decorators.model_validators.values())
+            or cls.model_post_init is not BaseModel.model_post_init or cls.__private_attributes__
+            or cls.model_config.get("extra") != "forbid" or decorators.computed_fields):
+        return False
+    from pydantic import TypeAdapter
+
+    config = {k: v for k, v in cls.model_config.items()
+              if k in ("strict", "allow_inf_nan", "str_strip_whitespace", "str_to_lower", "str_to_upper",
+                       "str_max_length", "str_min_length", "coerce_numbers_to_str", "ser_json_inf_nan")}
+    names: dict[str | int, str] = {}
+    for name, info in cls.model_fields.items():
+        names[name] = name
+        if info.alias:
+            names[info.alias] = name
+    adapters: dict[str, Any] = {}
+
+    def validator(name: str) -> Any:
+        adapter = adapters.get(name)
+        if adapter is None:
+            info = cls.model_fields[name]
+            # The field's type with its constraints and validators (Annotated metadata, Field's
+            # gt/ge/pattern/...): the schema pydantic builds for this field inside the model. A
+            # field holding models (a whole sub-table replaced by a dump) is not taken here.
+            field = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+            try:
+                adapter = TypeAdapter(field, config=ConfigDict(**config))  # type: ignore[typeddict-item]
+            except Exception:  # noqa: BLE001 - pydantic refuses config for model types (PydanticUserError)
+                adapter = False
+            adapters[name] = adapter
+        if adapter is False:
+            raise KeyError(name)
+        return adapter
+
+    # pydantic applies after-validators in definition order (base classes first), each on what the
+    # previous one returned.
+    after = [d.func.__get__(None, cls) if isinstance(d.func, classmethod) else d.func
+             for d in decorators.model_validators.values()]
+    return names, frozenset(cls.model_fields), validator, after
+
+
 class PointBuilder:
     """Validates sweep points as overrides of one base model (see the module documentation).
 
@@ -96,6 +143,7 @@ class PointBuilder:
         self._instances: dict[Path, tuple[tuple[str, Any], ...]] = {}
         self._raw: dict[type, bool] = {}
         self._fields: dict[tuple[type, str | int], str | None] = {}
+        self._plans: dict[type, Any] = {}
 
     def build(self, overrides: Sequence[tuple[Path, Any]]) -> Any:
         """The hardware model of the base with ``overrides`` (dump paths, dumped values) applied."""
@@ -180,13 +228,61 @@ class PointBuilder:
         instances = self._instances.get(at)
         if instances is None:
             instances = self._instances[at] = _instance_fields(model, dump)
-        table = dict(dump)
-        table.update(instances)
-        table.update(replaced)  # type: ignore[arg-type]
-        out = cls.model_validate(table)
+        out = self._override(cls, model, replaced)
+        if out is None:
+            table = dict(dump)
+            table.update(instances)
+            table.update(replaced)  # type: ignore[arg-type]
+            out = cls.model_validate(table)
         if memo is not None:
             self._tables[memo] = out
         return out
+
+    def _override(self, cls: type[BaseModel], model: BaseModel, replaced: Mapping[str | int, Any]) -> Any:
+        """``model`` with the ``replaced`` fields (dump key -> a raw value, or a validated sub-model)
+        validated field by field and the table's cross-field rules run on the result; None where
+        this does not apply (the caller validates the whole table).
+
+        What validating the table from its dump gives, without re-validating the fields it does not
+        change: pydantic validates each field from its own input, independently (the classes this
+        applies to have no field validators, which could read other fields), so the untouched
+        fields come out as the base's; a changed leaf is validated by its own field's schema under
+        the table's configuration (strictness, finite floats, stripping); a changed sub-table is
+        the instance pydantic would keep. Then every ``mode="after"`` model validator runs, in
+        pydantic's order, on the new model. Any error sends the point to the full validation, which
+        reports it with the message it always gave."""
+        plan = self._plans.get(cls)
+        if plan is None:
+            plan = self._plans[cls] = _override_plan(cls)
+        if plan is False:
+            return None
+        names, fields, validators, after = plan
+        changes: dict[str, Any] = {}
+        try:
+            for key, value in replaced.items():
+                name = names[key]
+                if isinstance(value, BaseModel) or (isinstance(value, list) and value
+                                                    and all(isinstance(v, BaseModel) for v in value)):
+                    changes[name] = value
+                else:
+                    changes[name] = validators(name).validate_python(value)
+        except (KeyError, ValueError, TypeError):
+            return None
+        data = model.__dict__.copy()
+        if len(data) != len(fields):  # a value cached beside the fields (the content hash): not copied
+            data = {k: v for k, v in data.items() if k in fields}
+        data.update(changes)
+        new = cls.__new__(cls)
+        object.__setattr__(new, "__dict__", data)
+        object.__setattr__(new, "__pydantic_fields_set__", set(data))
+        object.__setattr__(new, "__pydantic_extra__", None)
+        object.__setattr__(new, "__pydantic_private__", None)
+        try:
+            for rule in after:
+                new = rule(new)
+        except (ArchsimError, ValueError, TypeError, AssertionError):
+            return None
+        return new if type(new) is cls else None
 
     @staticmethod
     def _child(model: BaseModel, key: str | int, fields: dict[tuple[type, str | int], str | None]) -> Any:

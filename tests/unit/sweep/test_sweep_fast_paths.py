@@ -14,9 +14,9 @@ from archsim.errors import SchemaError
 from archsim.presets import load_preset, validate_hardware
 from archsim.sweep import Sweep, _Chunks
 from archsim.sweep.evaluate import ChunkPayload, evaluate_chunk
-from archsim.sweep.executors import execute
+from archsim.sweep.executors import execute, keep_freed_memory
 from archsim.sweep.points import PointBuilder, apply_overrides
-from archsim.sweep.store import ParquetStore, point_key
+from archsim.sweep.store import ParquetStore, key_prefix, key_suffix, override_text, point_key, point_key_of_text
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +126,73 @@ def test_point_key_text_is_the_json_dumps_one(overrides):
     text = json.dumps(["h" * 64, [[list(p), v] for p, v in overrides], "w", "roofline", "0"],
                       sort_keys=True, separators=(",", ":"), default=repr)
     assert point_key("h" * 64, overrides, "w", "roofline", "0") == hashlib.sha256(text.encode()).hexdigest()
+
+    # The key from its text parts (how a sweep builds its keys) is the same key.
+    parts = [override_text(p, v) for p, v in overrides]
+    assert point_key_of_text(key_prefix("h" * 64), parts, key_suffix("w", "roofline", "0")) == point_key(
+        "h" * 64, overrides, "w", "roofline", "0")
+
+
+def test_sweep_keys_and_tasks_equal_the_per_point_encoding(v100):
+    # The memoised encodings (by value object) give every point the key and overrides it would get
+    # encoded on its own: a grid (shared level objects), a random sampler (distinct objects, 0/1 ints).
+    from archsim._version import __version__
+
+    for sweep in (Sweep(v100, {"gpu.dram.bandwidth": ["600 GB/s", "900 GB/s"], "gpu.sm_count": [40, 80],
+                               "gpu.l2.size": ["6 MiB", "5000000 B"]}),
+                  Sweep(v100, {"gpu.dram.bandwidth": {"from": "300 GB/s", "to": "900 GB/s"},
+                               "gpu.sm_count": {"from": 1, "to": 2}}, sampler="random", n=20)):
+        keys = sweep._keys((1e12, 1e9), "toy-v1")
+        tasks = _Chunks(sweep, keys, list(range(len(keys))), 3)
+        base_hash = v100.content_hash()
+        flat = [t for i in range(len(tasks)) for t in tasks[i]]
+        for values, key, task in zip(sweep._values, keys, flat, strict=True):
+            overrides = tuple((a.path, a.encode(v)) for a, v in zip(sweep.axes, values, strict=True))
+            assert task.overrides == overrides and task.work_params == ()
+            work = "repr:" + hashlib.sha256(repr((1e12, 1e9)).encode()).hexdigest()
+            assert key == point_key(base_hash, overrides, work, "toy-v1", __version__)
+
+
+def test_keep_freed_memory_is_a_no_op_or_takes_effect():
+    # Linux/glibc: both mallopt calls succeed (True); elsewhere a no-op (False). Run in a child
+    # process: the setting is process-wide and this is the test runner's process.
+    import multiprocessing
+    import sys
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        took = pool.apply(keep_freed_memory)
+    assert took is sys.platform.startswith("linux")
+
+
+def test_point_overrides_validate_only_the_changed_fields_and_equal_the_whole_dump(v100, monkeypatch):
+    # A root leaf (sm_count) and a DRAM leaf: each table is the base's fields with the changed one
+    # validated alone and its cross-field rule run; no table is validated from its dump, and the
+    # point equals (fields, dump, content hash) validating the whole dump. The base's cached
+    # content hash is not carried over to the point.
+    from archsim.hardware.base import HardwareModel
+
+    builder = PointBuilder(v100.model_dump())
+    builder.base.content_hash()
+    overrides = [(("dram", "bandwidth"), "600000000000.0 B/s"), (("sm_count",), 40)]
+    whole = validate_hardware(apply_overrides(v100.model_dump(), overrides), "point")
+    calls = []
+    real = HardwareModel.model_validate.__func__
+    monkeypatch.setattr(HardwareModel, "model_validate",
+                        classmethod(lambda cls, obj, **kw: calls.append(cls) or real(cls, obj, **kw)))
+    fast = builder.build(overrides)
+    assert calls == []
+    assert fast == whole and fast.model_dump() == whole.model_dump()
+    assert fast.content_hash() == whole.content_hash() != builder.base.content_hash()
+    assert fast.sm_count == 40 and fast.dram.bandwidth_bytes_per_s == 6e11
+
+
+def test_point_override_breaking_a_cross_field_rule_reports_the_whole_dump_error(v100):
+    # static_power above tdp breaks GPUDevice's rule: the per-field path gives up, the whole-dump
+    # validation names the problem as it always has.
+    builder = PointBuilder(v100.model_dump())
+    overrides = [(("static_power",), "100000.0 W")]
+    with pytest.raises(SchemaError) as whole:
+        validate_hardware(apply_overrides(v100.model_dump(), overrides), "point")
+    with pytest.raises(SchemaError) as fast:
+        builder.build(overrides)
+    assert str(fast.value) == str(whole.value) and "static_power exceeds tdp" in str(fast.value)
