@@ -29,6 +29,7 @@ direct algorithm) are reported both with all rows and restricted to IMPLICIT_GEM
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -99,9 +100,15 @@ def _benchmark_policy(gpu: object, compute: str) -> object:
     tc = getattr(gpu, "tensor_core", None)
     if compute == "fp32" or tc is None or compute not in tc.flop_per_cycle_per_sm:
         return None
+    return _selection_profile("heuristic")
+
+
+@functools.lru_cache(maxsize=4)
+def _selection_profile(selection: str) -> object:
+    """The device-only profile (``none``) with ``algorithm_selection = selection``, built once."""
     from archsim.software import load_software, with_updates
 
-    return with_updates(load_software("none"), {"algorithm_selection": "heuristic"})
+    return with_updates(load_software("none"), {"algorithm_selection": selection})
 
 
 def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)", software: object = None
@@ -150,9 +157,7 @@ def selection_summary(selection: str = "heuristic", data: Path = DATA) -> pd.Dat
     ``<device>/conv_fwd_all_<selection>``. DeepBench itself autotuned (conv_bench.cu calls
     cudnnFindConvolutionForwardAlgorithm) except for Tensor-Core math, where it sets
     IMPLICIT_PRECOMP_GEMM: a what-if, for information."""
-    from archsim.software import load_software, with_updates
-
-    profile = with_updates(load_software("none"), {"algorithm_selection": selection})
+    profile = _selection_profile(selection)
     fams = []
     for device in available_devices(data):
         gpu = presets.load_preset(DEVICES[device][1])

@@ -98,7 +98,7 @@ def scaling_rows() -> list[dict]:
 
     data = pd.read_csv(archsim_root() / "scenarios" / "data" / "dle_resnet50_training_scaling.csv",
                        dtype={"container": str})
-    from archsim.software import load_software
+    from archsim.software import load_software, with_updates
 
     hw = archsim.load_preset("system/dgx-1-v100")
     rows = []
@@ -107,7 +107,7 @@ def scaling_rows() -> list[dict]:
         batch, profile = int(one.batch_per_gpu), _PROFILE[prec]
         # the run's own tensor layout (the table's memory_format column, from its scripts): the
         # pytorch-19.10 AMP run is NCHW, so its Tensor-Core convolutions pay cuDNN's layout transposes
-        sw = load_software(profile).model_copy(update={"channels_last": one.memory_format == "nhwc"})
+        sw = with_updates(load_software(profile), {"channels_last": bool(one.memory_format == "nhwc")})
         g = archsim.zoo.resnet50(batch=batch, training=True, optimizer="sgd_momentum")
         t1 = archsim.estimate(g, hw, engine="des", software=sw).latency_s
         t8 = archsim.estimate(g, hw, engine="des", software=sw,
