@@ -119,9 +119,9 @@ class HardwareModel(BaseModel):
         # a table whose validators read their raw input, validates a whole dump (nothing shared).
         cls = type(self)
         updated = {names.get(key, key) for key in update}
-        shared = {} if deep or _reads_raw_input(cls) else {
+        shared = {} if deep or reads_raw_input(cls) else {
             name: value for name in cls.model_fields
-            if name not in updated and _is_model_valued(value := getattr(self, name))}
+            if name not in updated and is_model_valued(value := getattr(self, name))}
         data = self.model_dump(by_alias=False, exclude=set(shared) or None)
         data.update(shared)
         for key, value in update.items():
@@ -139,13 +139,13 @@ class HardwareModel(BaseModel):
         return type(self).model_validate(data)
 
 
-def _is_model_valued(value: Any) -> bool:
+def is_model_valued(value: Any) -> bool:
     """A sub-model, or a non-empty list of them."""
     return isinstance(value, BaseModel) or (isinstance(value, list) and bool(value)
                                             and all(isinstance(v, BaseModel) for v in value))
 
 
-def _reads_raw_input(cls: type[BaseModel]) -> bool:
+def reads_raw_input(cls: type[BaseModel]) -> bool:
     """True when ``cls`` has a validator that sees its input before the model is built (and might
     not accept a sub-model instance where a dump stood)."""
     decorators = cls.__pydantic_decorators__

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict
 
 from archsim.errors import ArchsimError
+from archsim.hardware.base import is_model_valued, reads_raw_input
 
 __all__ = ["PointBuilder", "apply_overrides"]
 
@@ -50,19 +51,6 @@ def apply_overrides(dump: Mapping[str, Any], overrides: Sequence[tuple[tuple[str
     return root
 
 
-def _reads_raw_input(cls: type[BaseModel]) -> bool:
-    """True when ``cls`` has a validator that sees its input before the model is built."""
-    decorators = cls.__pydantic_decorators__
-    if any(d.info.mode != "after" for d in decorators.model_validators.values()):
-        return True
-    return any(d.info.mode != "after" for d in decorators.field_validators.values())
-
-
-def _is_model_valued(value: Any) -> bool:
-    return isinstance(value, BaseModel) or (isinstance(value, list) and bool(value)
-                                            and all(isinstance(v, BaseModel) for v in value))
-
-
 def _instance_fields(model: BaseModel, dump: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     """(dump key, validated value) of every field of ``model`` that holds a sub-model or a list of
     them: what the table's input takes as instances instead of dumps."""
@@ -71,7 +59,7 @@ def _instance_fields(model: BaseModel, dump: Mapping[str, Any]) -> tuple[tuple[s
         key = info.alias or name
         if key in dump:
             value = getattr(model, name)
-            if _is_model_valued(value):
+            if is_model_valued(value):
                 out.append((key, value))
     return tuple(out)
 
@@ -190,7 +178,7 @@ class PointBuilder:
         cls = type(model)
         raw = self._raw.get(cls)
         if raw is None:
-            raw = self._raw[cls] = _reads_raw_input(cls)
+            raw = self._raw[cls] = reads_raw_input(cls)
         if raw:
             return None
         memo = None
@@ -261,8 +249,7 @@ class PointBuilder:
         try:
             for key, value in replaced.items():
                 name = names[key]
-                if isinstance(value, BaseModel) or (isinstance(value, list) and value
-                                                    and all(isinstance(v, BaseModel) for v in value)):
+                if is_model_valued(value):
                     changes[name] = value
                 else:
                     changes[name] = validators(name).validate_python(value)
@@ -297,4 +284,4 @@ class PointBuilder:
         if name is None:
             return None
         value = getattr(model, name)
-        return value if _is_model_valued(value) else None
+        return value if is_model_valued(value) else None
