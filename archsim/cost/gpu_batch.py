@@ -265,7 +265,10 @@ class _Planner:
     def _run_traffic(self) -> None:
         if not self.traffic:
             return
-        caps, inverse = np.unique(self.p.l2_size_bytes, return_inverse=True)
+        if self.p.n == 1:  # one point: one capacity (np.unique's sort costs more than the rest here)
+            caps, inverse = self.p.l2_size_bytes, np.zeros(1, dtype=np.intp)
+        else:
+            caps, inverse = np.unique(self.p.l2_size_bytes, return_inverse=True)
         u = len(caps)
         rows = np.asarray([[t.m, t.n, t.k, t.batch, t.a, t.b, t.c] for t in self.traffic], dtype=np.float64)
         rows = np.repeat(rows, u, axis=0)

@@ -190,8 +190,8 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(table, axis=0, return_inverse=True)`` of a 2-D float table: the distinct rows in
     lexicographic order and each row's index among them. One ``np.lexsort`` over the columns: numpy's
     ``axis=0`` path sorts the rows as opaque structured records, ~10x slower at 10^4 rows and more."""
-    if len(table) == 0:
-        return table[:0], np.zeros(0, dtype=np.int64)
+    if len(table) <= 1:  # nothing to sort (a lone GEMM at one point)
+        return table.copy(), np.zeros(len(table), dtype=np.int64)
     order = np.lexsort(table.T[::-1])  # the last key is the primary one: column 0 leads
     ordered = table[order]
     new = np.empty(len(table), dtype=bool)
@@ -225,7 +225,8 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     ``a_bytes[i]``, ``b_bytes[i]`` (arrays of ``repeat x p.n``). Returns (table of shape
     (distinct rows, candidates), each asked row's index into it).
     """
-    cols = [np.tile(getattr(p, f), repeat) for f in _OCCUPANCY_FIELDS] + [a_bytes, b_bytes]
+    cols = [np.tile(getattr(p, f), repeat) if repeat > 1 else getattr(p, f) for f in _OCCUPANCY_FIELDS]
+    cols += [a_bytes, b_bytes]
     keys, inverse = _unique_rows(np.stack(cols, axis=1))
     sub = {f: keys[:, i] for i, f in enumerate(_OCCUPANCY_FIELDS)}
     bm, bn, threads, regs, _ = (v[None, :] for v in TILE_TABLE)

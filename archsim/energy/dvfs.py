@@ -113,18 +113,17 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     if not np.any(over):
         return one
     idx = np.nonzero(over)
-
-    def pick(x: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(x, one.shape)[idx]
-
-    # The terms of the over-limit points, with everything that does not depend on the clock folded.
-    f0, vmin, vmax = pick(t.nominal_hz), pick(t.curve.v_min), pick(t.curve.v_max)
-    knee, slope = pick(t.curve.knee_hz), pick((t.curve.v_max - t.curve.v_min) / (t.curve.vmax_hz - t.curve.knee_hz))
-    fixed, clock_s, memory_s, excess = pick(t.fixed_s), pick(t.clock_s), pick(t.memory_s), pick(t.excess_s)
-    onchip, offchip, board = pick(t.onchip_j), pick(t.offchip_j), pick(t.board_w)
-    leak, n = pick(t.leakage_w), pick(t.leakage_exponent)
-    clk = pick(t.clock_w) * f0 / pick(t.curve.vmax_hz)
-    limit = pick(limit_w)
+    # The terms of the over-limit points, with everything that does not depend on the clock folded:
+    # each term broadcast into one row of a float64 table and the over-limit entries taken at once
+    # (the same values as ``np.broadcast_to(term, shape)[idx]`` term by term, for one indexing).
+    picked = _gather((t.nominal_hz, t.curve.v_min, t.curve.v_max, t.curve.knee_hz,
+                      (t.curve.v_max - t.curve.v_min) / (t.curve.vmax_hz - t.curve.knee_hz),
+                      t.fixed_s, t.clock_s, t.memory_s, t.excess_s, t.onchip_j, t.offchip_j, t.board_w,
+                      t.leakage_w, t.leakage_exponent, t.clock_w, t.curve.vmax_hz, limit_w, min_ratio),
+                     one.shape, idx)
+    f0, vmin, vmax, knee, slope, fixed, clock_s, memory_s, excess, onchip, offchip, board, leak, n = picked[:14]
+    clk = picked[14] * f0 / picked[15]
+    limit, lo = picked[16], picked[17]
     cube = bool(np.all(n == 3.0))
 
     def excess_power(r: np.ndarray) -> np.ndarray:
@@ -134,14 +133,13 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
         leak_v = rel2 * rel if cube else rel ** n
         return board + leak * leak_v + clk * r * rel2 + (onchip * rel2 + offchip) / time - limit
 
-    lo = np.broadcast_to(min_ratio, one.shape)[idx].astype(np.float64)
     out = one.copy()
     if lo.size <= SCALAR_POINTS:
         # A few points (a lone estimate): the same bisection in Python floats, element by element.
         # numpy spends ~10 us of call overhead per array operation on one-element arrays; float
         # arithmetic in the same order gives the same IEEE results (tested against the array path).
         terms = (vmin, slope, f0, knee, vmax, fixed, clock_s, memory_s, excess, board, leak, clk, onchip,
-                 offchip, limit, np.broadcast_to(n, lo.shape))
+                 offchip, limit, n)
         out[idx] = [_bisect(lo_i, *args, cube) for lo_i, *args in zip(lo.tolist(), *(t.tolist() for t in terms),
                                                                      strict=True)]
         return out
@@ -153,6 +151,14 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
         hi = np.where(fits, hi, mid)
     out[idx] = lo
     return out
+
+
+def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], idx: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Row ``i``: ``np.broadcast_to(terms[i], shape)[idx]`` as float64 (one table, one fancy index)."""
+    table = np.empty((len(terms), *shape))
+    for i, term in enumerate(terms):
+        table[i] = term
+    return table[(slice(None), *idx)]
 
 
 SCALAR_POINTS = 8
