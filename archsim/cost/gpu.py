@@ -275,8 +275,8 @@ def _pick(a: CostArrays, b: CostArrays, allowed: np.ndarray | None = None) -> Co
     if allowed is not None:
         use_b = use_b & allowed
     out = select(use_b, a, b)
-    return dataclasses.replace(out, extra={**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()},
-                                           "winograd": use_b.astype(float)})
+    extra = {**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()}, "winograd": use_b.astype(float)}
+    return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
 def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
@@ -359,9 +359,9 @@ def layout_transfers(op: Any, padded: Any) -> list[tuple[float, float]]:
 def with_transfers(op: Any, main: CostArrays, transfers: list[CostArrays], flop: float) -> CostArrays:
     """The transposes and the main kernel in sequence; the main kernel's tile facts kept."""
     if not transfers:
-        return dataclasses.replace(main, kind=op.kind, flop=flop)
+        return CostArrays.from_fields({**main.__dict__, "kind": op.kind, "flop": flop})
     total = sum_costs([*transfers, main], op.kind, flop)
-    return dataclasses.replace(total, extra=main.extra)
+    return CostArrays.from_fields({**total.__dict__, "extra": main.extra})
 
 
 def _conv(op: Any, p: GPUParams) -> CostArrays:
