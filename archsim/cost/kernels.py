@@ -97,17 +97,19 @@ def loaded_little_bandwidth(peak_bytes_per_s: np.ndarray, bytes_in_flight: np.nd
     its sustained maximum, because requests queue in the controllers and the network before the
     DRAM (B. Jacob, "The Memory System: You Can't Avoid It, You Can't Ignore It, You Can't Fake It",
     Morgan & Claypool 2009: the latency-bandwidth response is constant up to ~40 % of the sustained
-    bandwidth, about linear to ~80 %, then exponential, up to twice the idle latency or more; AMD PG313, "Versal
-    NoC: HBM2e access latencies": structural latency plus queuing latency in the NMUs, switches and
-    HBM controllers, which dominates when the masters keep many transactions outstanding). The
+    bandwidth, about linear to ~80 %, then exponential, up to twice the idle latency or more; AMD
+    PG313, "Versal NoC: HBM2e access latencies": structural latency plus queuing latency in the NMUs,
+    switches and HBM controllers, which dominates when the masters keep many transactions outstanding).
+    ``peak_bytes_per_s`` is the sustained peak (DRAM peak x the kernel's efficiency). The
     queueing form ``L = L0 x (1 + c x rho / (1 - rho))`` with ``rho = B / peak`` (``c = 1`` is
     M/M/1 with service time L0, the harmonic :func:`achievable_bandwidth`; ``c = 0`` the sharp knee
     ``min(peak, N / L0)``) and Little's law ``B = N / L`` give ``rho`` as the root in [0, 1) of
     ``(c L0 - L0) rho^2 + (L0 + x) rho - x = 0`` with ``x = N / peak`` (seconds):
     ``rho = 2 x / (L0 + x + sqrt((L0 - x)^2 + 4 c L0 x))`` (the stable form of the root).
 
-    ``coefficient`` (``c``, per point) is ``dram.loaded_latency_coefficient`` of the hardware model;
-    where it is 0 the result is exactly ``min(peak, N / L0)``.
+    ``coefficient`` (``c``, per point) is ``dram.loaded_latency_coefficient`` of the hardware model
+    (HBM presets 0.111: twice the idle latency at 90 % of sustained; GDDR 0); where it is 0 the
+    result is exactly ``min(peak, N / L0)``, so stacked points of mixed memories match one-op runs.
     """
     knee = np.minimum(peak_bytes_per_s, little_bandwidth(bytes_in_flight, idle_latency_s))
     c = np.asarray(coefficient, dtype=np.float64)
