@@ -16,6 +16,11 @@ resident (the benchmark prints a warning otherwise), and per thread:
 * the stencils 3pt / 5pt read neighbours that the neighbouring threads also read (a 1-D stencil
   moves one load stream and one store stream through DRAM, the rest hit L1/L2).
 
+What the check exercises: Little's law on the resident threads' bytes in flight with the idle
+load latency of the preset (L2 + DRAM for loads, L2 for posted stores), which on HBM grows with the
+utilisation of the sustained bandwidth (``dram.loaded_latency_coefficient``, 0.111 from Jacob's
+loaded-latency curve: archsim.cost.kernels.loaded_little_bandwidth); GDDR keeps the sharp knee.
+
 Measured bandwidth is ``streams x N x 8 B / time`` (gpu-stream counts 1 stream for init and read,
 2 for scale and the stencils, 3 for triad: reads and writes, no write-allocate), so the measured
 time of a row is ``streams x N x 8 / bandwidth``.

@@ -44,7 +44,8 @@ from archsim.cost.params import CPUParams, GPUParams, PIMParams
 
 __all__ = [
     "TILES", "SPLIT_K", "STREAM_BYTES_PER_THREAD", "STREAM_THREADS_PER_BLOCK",
-    "GemmKernel", "gpu_gemm", "achievable_bandwidth", "StreamKernel", "gpu_stream", "gpu_occupancy", "little_bandwidth",
+    "GemmKernel", "gpu_gemm", "achievable_bandwidth", "loaded_little_bandwidth", "StreamKernel", "gpu_stream",
+    "gpu_occupancy", "little_bandwidth",
 ]
 
 TILES: tuple[tuple[int, int, int], ...] = (
@@ -86,6 +87,37 @@ STREAM_THREADS_PER_BLOCK = 256
 def little_bandwidth(bytes_in_flight: np.ndarray, latency_s: np.ndarray) -> np.ndarray:
     """Little's law: sustained bandwidth = bytes in flight / latency, in B/s."""
     return bytes_in_flight / latency_s
+
+
+def loaded_little_bandwidth(peak_bytes_per_s: np.ndarray, bytes_in_flight: np.ndarray, idle_latency_s: np.ndarray,
+                            coefficient: np.ndarray) -> np.ndarray:
+    """Bandwidth of independent requests when the latency grows with the load, in B/s.
+
+    A memory system's load latency is flat at low utilisation and rises as the bandwidth approaches
+    its sustained maximum, because requests queue in the controllers and the network before the
+    DRAM (B. Jacob, "The Memory System: You Can't Avoid It, You Can't Ignore It, You Can't Fake It",
+    Morgan & Claypool 2009: the latency-bandwidth response is constant up to ~40 % of the sustained
+    bandwidth, about linear to ~80 %, then exponential, up to twice the idle latency or more; AMD
+    PG313, "Versal NoC: HBM2e access latencies": structural latency plus queuing latency in the NMUs,
+    switches and HBM controllers, which dominates when the masters keep many transactions outstanding).
+    ``peak_bytes_per_s`` is the sustained peak (DRAM peak x the kernel's efficiency). The
+    queueing form ``L = L0 x (1 + c x rho / (1 - rho))`` with ``rho = B / peak`` (``c = 1`` is
+    M/M/1 with service time L0, the harmonic :func:`achievable_bandwidth`; ``c = 0`` the sharp knee
+    ``min(peak, N / L0)``) and Little's law ``B = N / L`` give ``rho`` as the root in [0, 1) of
+    ``(c L0 - L0) rho^2 + (L0 + x) rho - x = 0`` with ``x = N / peak`` (seconds):
+    ``rho = 2 x / (L0 + x + sqrt((L0 - x)^2 + 4 c L0 x))`` (the stable form of the root).
+
+    ``coefficient`` (``c``, per point) is ``dram.loaded_latency_coefficient`` of the hardware model
+    (HBM presets 0.111: twice the idle latency at 90 % of sustained; GDDR 0); where it is 0 the
+    result is exactly ``min(peak, N / L0)``, so stacked points of mixed memories match one-op runs.
+    """
+    knee = np.minimum(peak_bytes_per_s, little_bandwidth(bytes_in_flight, idle_latency_s))
+    c = np.asarray(coefficient, dtype=np.float64)
+    if not np.any(c > 0.0):
+        return knee
+    x = bytes_in_flight / peak_bytes_per_s
+    rho = 2.0 * x / (idle_latency_s + x + np.sqrt((idle_latency_s - x) ** 2 + 4.0 * c * idle_latency_s * x))
+    return np.where(c > 0.0, peak_bytes_per_s * rho, knee)
 
 
 def achievable_bandwidth(peak_bytes_per_s: np.ndarray, little_bytes_per_s: np.ndarray) -> np.ndarray:
@@ -386,8 +418,10 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
         # ten GPUs: the harmonic combination of achievable_bandwidth is 25-45 % too slow at >= 25 %
         # occupancy, the minimum within 10 %; validation/gpu_stream.py). The tiled-GEMM model keeps the
         # harmonic form (its operand loads wait on the pipeline, the queue of achievable_bandwidth).
+        # DRAM: the round latency grows with the utilisation of the sustained bandwidth
+        # (dram.loaded_latency_coefficient; 0 keeps the sharp knee), see loaded_little_bandwidth.
         l2_bw = np.minimum(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
-        dram_bw = np.minimum(dram_bw, little_bandwidth(inflight, dram_latency))
+        dram_bw = loaded_little_bandwidth(dram_bw, inflight, dram_latency, p.dram_loaded_latency_coefficient)
     l2 = np.asarray(l2_bytes, dtype=np.float64) / l2_bw
     dram_t = dram / dram_bw
     fill = np.where(dram > 0, p.l2_latency_s + p.dram_latency_s, p.l2_latency_s)

@@ -58,6 +58,7 @@ class GPUParams:
     dram_bandwidth_bytes_per_s: np.ndarray
     dram_latency_s: np.ndarray
     dram_row_buffer_bytes: np.ndarray
+    dram_loaded_latency_coefficient: np.ndarray
     dram_bandwidth_efficiency: np.ndarray
     dram_read_only_efficiency: np.ndarray
     dram_write_only_efficiency: np.ndarray
@@ -204,7 +205,8 @@ _GPU_SCALARS = (
     "max_shared_memory_per_block_bytes", "max_warps", "max_blocks", "max_threads_per_block", "sfu_per_sm",
     "l1_size_bytes", "l1_bandwidth_per_sm_bytes_per_s", "l1_latency_s", "l2_size_bytes", "l2_line_bytes",
     "sector_bytes", "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
-    "dram_row_buffer_bytes", "dram_bandwidth_efficiency", "dram_read_only_efficiency",
+    "dram_row_buffer_bytes", "dram_loaded_latency_coefficient", "dram_bandwidth_efficiency",
+    "dram_read_only_efficiency",
     "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
     "tensor_channel_multiple", "tensor_flop_per_instruction",
@@ -267,7 +269,7 @@ def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
     after = [
         l2.bandwidth_bytes_per_s, l2.latency_cycles / clock,
         dram.bandwidth_bytes_per_s,
-        dram.latency_s, dram.row_buffer_bytes, eff.dram_bandwidth_efficiency,
+        dram.latency_s, dram.row_buffer_bytes, dram.loaded_latency_coefficient, eff.dram_bandwidth_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,
         eff.l2_bandwidth_efficiency,

@@ -84,6 +84,10 @@ class DRAM(HardwareModel):
     write_energy_j_per_byte: EnergyPerByte = si("write_energy", gt=0)
     activation_energy_j: Energy = si("activation_energy", gt=0, description="one ACT+PRE of a row")
     background_power_w: Power = si("background_power", description="refresh and standby power")
+    loaded_latency_coefficient: float = Field(
+        0.0, ge=0.0, lt=1.0,
+        description="queueing growth of the load latency with utilisation rho of the sustained bandwidth: "
+                    "L = L_idle x (1 + c x rho / (1 - rho)); 0 = flat up to the knee (archsim.cost.kernels.gpu_stream)")
     sources: list[Source] = Field(default_factory=list)
 
     @property

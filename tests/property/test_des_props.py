@@ -63,19 +63,19 @@ def test_a_faster_copy_can_reorder_the_block_scheduler_on_several_streams():
     # A scheduling anomaly of greedy list scheduling (Graham, "Bounds on multiprocessing timing
     # anomalies", SIAM J. Appl. Math. 17(2), 1969), reproduced as the hardware block scheduler
     # behaves: SM slots go to kernels in the order they ask. Three streams on a DGX A100:
-    # x0 = a 13,160 B D2H copy; x1, x3 = small ReLUs (x3 after x1); x2 = a 441,867-element ReLU
-    # after x0 that fills all 108 x 32 = 3,456 block slots for 2.57 us. x1 asks for its 4 slots
-    # after its 9.44 us of overheads; x2 asks at x0's end + 7.43 us. At the stock link x0 ends at
-    # 2.02 us, so x2 asks at 9.45 us, after x1 (9.44 us): x1 runs, x3 follows at 10 us, the run
-    # takes 20 us. With an 8x faster link x0 ends at 1.57 us, x2 asks at 9.00 us and takes every
-    # slot until 11.57 us: x1 waits, x3 starts at 12.12 us, the run takes 22.1 us (+10.6 %).
-    g = _links_graph([(3290, "d2h"), (512, "relu"), (441867, "relu"), (2924, "relu")])
+    # x0 = a 32,000 B D2H copy; x1, x3 = small ReLUs (x3 after x1); x2 = a 441,867-element ReLU
+    # after x0 whose 864 blocks (8 per SM: 2,048 threads) hold every SM for 2.65 us. x1 asks for its
+    # one block's slot after its 9.44 us of overheads; x2 asks at x0's end + 7.35 us. At the stock
+    # link x0 ends at 2.77 us, so x2 asks at 10.12 us, after x1 (9.44 us): x1 runs, x3 follows at
+    # 10 us, the run takes 20 us. With an 8x faster link x0 ends at 1.66 us, x2 asks at 9.01 us and
+    # takes every slot until 11.66 us: x1 waits, x3 starts at 12.22 us, the run takes 22.2 us (+11 %).
+    g = _links_graph([(8000, "d2h"), (512, "relu"), (441867, "relu"), (2924, "relu")])
     slow = estimate(g, _DGX, engine="des", streams=3)
     fast = estimate(g, _faster_link(8.0), engine="des", streams=3)
     assert slow.latency_s == pytest.approx(20e-6, rel=1e-3)
-    assert fast.latency_s == pytest.approx(22.12e-6, rel=1e-3)
+    assert fast.latency_s == pytest.approx(22.22e-6, rel=1e-3)
     x1 = {o.name: o for o in fast.ops}["x1"]
-    assert x1.latency_s == pytest.approx(12.12e-6, rel=1e-3)  # waited behind x2's full wave
+    assert x1.latency_s == pytest.approx(12.22e-6, rel=1e-3)  # waited behind x2's full wave
 
 
 @settings(max_examples=15, deadline=None)

@@ -65,7 +65,8 @@ def test_presets_show_gpu(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith("gpu/h100-sxm5-80gb: NVIDIA H100 SXM5 80GB (gpu)")
     for text in ("clock               1.98 GHz", "tensor_clock        1.83 GHz", "shared_memory                228 KiB",
-                 "capacity           80 GiB", "bandwidth          3.35 TB/s", "latency            375 ns",
+                 "capacity                    80 GiB", "bandwidth                   3.35 TB/s",
+                 "latency                     375 ns", "loaded_latency_coefficient  0.111",
                  "peak fp16 tensor  989 TFLOP/s", "peak fp32 vector  66.9 TFLOP/s", "sources:"):
         assert text in out, text
 

@@ -1,5 +1,7 @@
 """Hand-computed roofline cases on the V100 SXM2 preset, options and the sweep path."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -56,15 +58,18 @@ def test_power_limit_lowers_the_clock(v100):
 
 def test_memory_bound_relu(v100):
     # ReLU over 2^26 fp32: reads and writes 2 x 256 MiB = 536.9 MB. Peak x STREAM efficiency =
-    # 900 GB/s x 0.9 = 810 GB/s. In flight: 80 SMs x 8 blocks x 256 threads x 16 B = 2.62 MB over
-    # (193 / 1.53 GHz + 317 ns) = 443.1 ns -> 5.92 TB/s; the lower of the two, 810 GB/s,
-    # -> 536.9e6 / 810e9 = 662.8 us.
+    # 900 GB/s x 0.9 = 810 GB/s. In flight: N = 80 SMs x 8 blocks x 256 threads x 16 B = 2.62 MB;
+    # idle latency L0 = 193 / 1.53 GHz + 317 ns = 443.1 ns (N / L0 = 5.92 TB/s). HBM2's loaded
+    # latency (c = 0.111): x = N / 810 GB/s = 3236.3 ns, rho = 2x / (L0 + x + sqrt((L0 - x)^2 +
+    # 4 c L0 x)) = 6472.7 / (443.1 + 3236.3 + 2905.0) = 0.98303 -> 796.3 GB/s -> 536.9e6 / 796.3e9
+    # = 674.2 us (662.8 us at the sharp knee, c = 0).
     op = ops.Elementwise((1 << 26,), "relu", dtype="fp32")
     o = estimate(op, v100).ops[0]
     assert o.bound == "memory:dram"
     assert o.bytes_by_level["dram"] == 2 * 4 * (1 << 26)
     lat = 193 / 1.53e9 + 317e-9
-    bw = min(810e9, (80 * 8 * 256 * 16) / lat)
+    x = (80 * 8 * 256 * 16) / 810e9
+    bw = 810e9 * 2 * x / (lat + x + math.sqrt((lat - x) ** 2 + 4 * 0.111 * lat * x))
     assert o.time_by_unit_s["memory:dram"] == pytest.approx(2 * 4 * (1 << 26) / bw, rel=1e-9)
 
 
