@@ -166,6 +166,30 @@ def selection_summary(selection: str = "heuristic", data: Path = DATA) -> pd.Dat
     return pd.concat(fams)
 
 
+BOARD_WHATIFS: dict[str, tuple[str, str]] = {
+    "NVIDIA P100": ("gpu/p100-pcie-16gb", "pcie_board"),
+}
+"""DeepBench device -> (another board's preset, family suffix): what-ifs for a device whose board the
+published results do not name. DeepBench's workbook calls its part "P100" only (README, PR #38; the
+stored CSVs carry no board), so its rows run on the SXM2 preset (``DEVICES``) and, for information,
+on the PCIe board (1303 MHz, 250 W). A what-if, never a fit: the stock preset stays until a source
+names the board."""
+
+
+def board_summary(data: Path = DATA) -> pd.DataFrame:
+    """MAPE of ``gemm_all`` and ``conv_fwd_all`` per device of :data:`BOARD_WHATIFS` with that board's
+    preset; families ``<device>/<family>_<suffix>`` (e.g. ``p100/gemm_all_pcie_board``)."""
+    fams = []
+    for device in available_devices(data):
+        if device not in BOARD_WHATIFS:
+            continue
+        preset, suffix = BOARD_WHATIFS[device]
+        _rows, f = device_summary(device, data, gpu=presets.load_preset(preset))
+        f = f.loc[["gemm_all", "conv_fwd_all"]]
+        fams.append(f.set_axis([f"{DEVICES[device][0]}/{name}_{suffix}" for name in f.index], axis=0))
+    return pd.concat(fams) if fams else pd.DataFrame(columns=["rows", "mape_pct", "median_ape_pct"])
+
+
 def available_devices(data: Path = DATA) -> list[str]:
     """The DeepBench devices whose two CSVs are in ``data``."""
     return [d for d, (_, _, files) in DEVICES.items() if all((data / f).exists() for f in files)]

@@ -49,17 +49,24 @@ DEEPBENCH_TITLE = ("vendor-library timings (cuBLAS/cuDNN) published by DeepBench
 # that makes it worse fails).
 DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 12.0, "conv_fwd_all": 20.0}
 DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
-    "p100/gemm_all": (20.4, "skinny (n <= 16) cuBLAS GEMMs on Pascal reach ~150-200 GB/s, a third of the "
-                            "modelled DRAM bandwidth, and the K = 500000 rows run as if K were not split "
-                            "(time ~ FLOP / (M/128 SMs)); no public source for that library behaviour yet"),
-    "p100/conv_fwd_all": (33.0, "cuDNN 7 forward convolutions on Pascal run at ~25-60 % of the modelled rate; "
-                                "cuDNN on the P100 chose implicit GEMM for the 5x5 stride-1 rows where the model "
-                                "takes the faster Winograd F(2x2, 5x5) (32.1 % before 5x5 Winograd)"),
-    "t4/gemm_all": (13.9, "fp32 GEMMs at the 70 W power-limited clock: the 2-20 ms rows 20-40 % too slow, the "
-                          "longest (> 150 ms) within 5 % (the card slows as it heats; no thermal model), and "
-                          "skinny rows (n <= 35) ~25 % too fast; fp16 Tensor-Core GEMMs 10.6 %"),
-    "t4/conv_fwd_all": (22.2, "fp16 convolutions with C = 1 input channel run 5-7x slower than the padded "
-                              "Tensor-Core model (cuDNN's fallback kernels); power-limited fp32 rows ~13 % too slow"),
+    "p100/gemm_all": (20.4, "the 60 rows with n <= 16 give half the error, 2.2-2.4x too fast: cuBLAS on Pascal "
+                            "reaches ~150 GB/s on them (5x below the V100 on the same shapes), and the K = 500000 "
+                            "rows run as if K were not split; no public source for that library behaviour yet. "
+                            "The n > 128 rows are ~8 % too fast, as a PCIe board would explain, but DeepBench does "
+                            "not name the board (p100/gemm_all_pcie_board: the what-if)"),
+    "p100/conv_fwd_all": (33.0, "uniformly ~1/0.68 too fast (every filter size, algorithm and bound alike), even "
+                                "the 1x1 convolutions that are GEMMs; cuDNN on the P100 chose implicit GEMM for the "
+                                "5x5 stride-1 rows where the model takes the faster Winograd F(2x2, 5x5) (32.1 % "
+                                "before 5x5 Winograd); the PCIe board would explain part "
+                                "(p100/conv_fwd_all_pcie_board)"),
+    "t4/gemm_all": (13.9, "fp32 GEMMs at the 70 W power-limited clock: the 2-150 ms rows 8-16 % too slow (geometric "
+                          "mean), the longest (> 150 ms) within 4 %; gemm_bench.cu times 400 calls per shape, so a "
+                          "320 ms row runs two minutes and a 2 ms row under a second: the passively cooled card "
+                          "slows as it heats (no thermal model); fp16 Tensor-Core GEMMs 10.6 %"),
+    "t4/conv_fwd_all": (22.2, "power-limited rows give 82 % of the error, fp32 ~13 % too slow and fp16 ~16 % too "
+                              "fast (geometric means); fp16 convolutions with C = 1 input channel run 5-7x slower "
+                              "than the padded Tensor-Core model (cuDNN's fallback kernels); one FFT_TILING row "
+                              "(no FFT in the model) is 2.5x too slow"),
 }
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
 POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 and L40, predicted by the power "
@@ -114,7 +121,7 @@ def deepbench_section(folder: Path) -> Section | None:
     # field algorithm_selection) instead of the autotuned one DeepBench ran
     import pandas as pd
 
-    fams = pd.concat([fams, deepbench.selection_summary("heuristic", folder)])
+    fams = pd.concat([fams, deepbench.selection_summary("heuristic", folder), deepbench.board_summary(folder)])
     families = []
     for fam, r in fams.iterrows():
         name = str(fam)
@@ -132,6 +139,8 @@ def deepbench_section(folder: Path) -> Section | None:
         "conv_fwd_all_heuristic: the same rows with software algorithm_selection='heuristic' (implicit GEMM "
         "only, never Winograd), for information: DeepBench autotuned (cudnnFind), except Tensor-Core math, "
         "where its conv_bench.cu sets IMPLICIT_PRECOMP_GEMM",
+        "*_pcie_board: the P100 rows on gpu/p100-pcie-16gb (1303 MHz, 250 W) instead of the SXM2 preset, for "
+        "information: DeepBench names its part \"P100\" only, and no stored source says which board",
     ]
     notes += [f"target not met yet, {fam}: {why} (ceiling {ceiling:.1f} %)"
               for fam, (ceiling, why) in DEEPBENCH_UNMET.items()]
