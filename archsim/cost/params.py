@@ -10,7 +10,6 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,7 +145,8 @@ class GPUParams:
         # Every field given, in declaration order, as the frozen __init__ would set them (no
         # __post_init__): without its ~70 object.__setattr__ calls, once per estimate.
         out = object.__new__(cls)
-        out.__dict__.update({name: kw[name] for name in _field_names(cls)})
+        names = _GPU_PARAMS_FIELDS if cls is GPUParams else _field_names(cls)
+        out.__dict__.update({name: kw[name] for name in names})
         return out
 
 
@@ -180,10 +180,12 @@ class TiledGPUParams:
         raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
 
 
-@functools.lru_cache(maxsize=8)
 def _field_names(cls: type) -> tuple[str, ...]:
     """The dataclass field names of a parameter-pack class, in declaration order."""
     return tuple(f.name for f in dataclasses.fields(cls))
+
+
+_GPU_PARAMS_FIELDS = _field_names(GPUParams)
 
 
 def _tile(value: np.ndarray, g: int) -> np.ndarray:
