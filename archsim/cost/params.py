@@ -9,6 +9,7 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -140,7 +141,13 @@ class GPUParams:
         if dispatch.shape != (len(devices),) or not np.all(np.isfinite(dispatch) & (dispatch >= 0)):
             raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
                               f"got {host_dispatch_s!r}")
-        return cls(n=len(devices), host_dispatch_s=dispatch, conv_autotune=np.ones(len(devices)), **kw)
+        kw.update(n=len(devices), host_dispatch_s=dispatch, conv_autotune=np.ones(len(devices)))
+        # Every field given, in declaration order, as the frozen __init__ would set them (no
+        # __post_init__): without its ~70 object.__setattr__ calls, once per estimate.
+        out = object.__new__(cls)
+        names = _GPU_PARAMS_FIELDS if cls is GPUParams else _field_names(cls)
+        out.__dict__.update({name: kw[name] for name in names})
+        return out
 
 
     def tiled(self, g: int) -> TiledGPUParams:
@@ -171,6 +178,14 @@ class TiledGPUParams:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass field names of a parameter-pack class, in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+_GPU_PARAMS_FIELDS = _field_names(GPUParams)
 
 
 def _tile(value: np.ndarray, g: int) -> np.ndarray:

@@ -148,3 +148,19 @@ def test_pack_equals_packs_of_one_point():
             want = np.concatenate([(getattr(a, f.name)[key] if key is not None else getattr(a, f.name))
                                    for a in alone])
             assert x.tobytes() == want.tobytes(), (f.name, key)
+
+
+def test_packed_params_equal_the_dataclass_constructor():
+    """from_devices fills the frozen pack directly: every field is set and equals what the
+    dataclass __init__ gives for the same values (dataclasses.replace calls __init__)."""
+    devices = [presets.load_preset(name) for name in ("gpu/v100-sxm2-16gb", "gpu/h100-sxm5-80gb")]
+    packed = GPUParams.from_devices(devices, host_dispatch_s=[1e-6, 2e-6])
+    rebuilt = dataclasses.replace(packed)
+    for field in dataclasses.fields(GPUParams):
+        a, b = getattr(packed, field.name), getattr(rebuilt, field.name)
+        assert type(a) is type(b), field.name
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg=field.name)
+        else:
+            assert a == b, field.name
+    assert list(vars(packed)) == [f.name for f in dataclasses.fields(GPUParams)]
