@@ -54,8 +54,8 @@ DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
                             "below its own n = 32 rows of the same M and K; no public source for that kernel "
                             "choice yet. The K = 500000 rows run without split-K "
                             "(efficiency.gemm_max_split_k = 1): fp32 NN within 16 %, fp16-storage rows still "
-                            "0.4-0.9x. The 32 <= n <= 128 rows are ~11 % too fast, the n > 128 rows within 5 % "
-                            "(vector_efficiency 0.86, the workbook's fastest SGEMM over peak)"),
+                            "0.4-0.9x. The 32 <= n <= 128 rows are ~11 % too fast, the n > 128 rows ~5 % (geometric "
+                            "means; vector_efficiency 0.86, the workbook's fastest SGEMM over peak)"),
     "p100/conv_fwd_all": (31.6, "uniformly ~1/0.71 too fast (every filter size, algorithm and bound alike), even "
                                 "the 1x1 convolutions that are GEMMs, where the P100's GEMMs of similar size are "
                                 "~11 % fast; cuDNN on the P100 chose implicit GEMM for the 5x5 stride-1 rows where "
