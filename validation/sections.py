@@ -49,16 +49,18 @@ DEEPBENCH_TITLE = ("vendor-library timings (cuBLAS/cuDNN) published by DeepBench
 # that makes it worse fails).
 DEEPBENCH_BUDGETS_PCT: dict[str, float] = {"gemm_all": 12.0, "conv_fwd_all": 20.0}
 DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
-    "p100/gemm_all": (20.4, "the 60 rows with n <= 16 give half the error, 2.2-2.4x too fast: cuBLAS on Pascal "
-                            "reaches ~150 GB/s on them (5x below the V100 on the same shapes), and the K = 500000 "
-                            "rows run as if K were not split; no public source for that library behaviour yet. "
-                            "The n > 128 rows are ~8 % too fast, as a PCIe board would explain, but DeepBench does "
-                            "not name the board (p100/gemm_all_pcie_board: the what-if)"),
-    "p100/conv_fwd_all": (33.0, "uniformly ~1/0.68 too fast (every filter size, algorithm and bound alike), even "
-                                "the 1x1 convolutions that are GEMMs; cuDNN on the P100 chose implicit GEMM for the "
-                                "5x5 stride-1 rows where the model takes the faster Winograd F(2x2, 5x5) (32.1 % "
-                                "before 5x5 Winograd); the PCIe board would explain part "
-                                "(p100/conv_fwd_all_pcie_board)"),
+    "p100/gemm_all": (15.4, "the 44 rows with n <= 16 and K < 500000 give 41 % of the error, 1.8x too fast "
+                            "(geometric mean; 1.9-3.3x for M >= 4096): cuBLAS on Pascal reaches ~150 GB/s on them, "
+                            "below its own n = 32 rows of the same M and K; no public source for that kernel "
+                            "choice yet. The K = 500000 rows run without split-K "
+                            "(efficiency.gemm_max_split_k = 1): fp32 NN within 16 %, fp16-storage rows still "
+                            "0.4-0.9x. The 32 <= n <= 128 rows are ~11 % too fast, the n > 128 rows ~5 % (geometric "
+                            "means; vector_efficiency 0.86, the workbook's fastest SGEMM over peak)"),
+    "p100/conv_fwd_all": (31.6, "uniformly ~1/0.71 too fast (every filter size, algorithm and bound alike), even "
+                                "the 1x1 convolutions that are GEMMs, where the P100's GEMMs of similar size are "
+                                "~11 % fast; cuDNN on the P100 chose implicit GEMM for the 5x5 stride-1 rows where "
+                                "the model takes the faster Winograd F(2x2, 5x5) (32.1 % before 5x5 Winograd); "
+                                "the PCIe board would explain part (p100/conv_fwd_all_pcie_board)"),
     "t4/gemm_all": (13.9, "fp32 GEMMs at the 70 W power-limited clock: the 2-150 ms rows 8-16 % too slow (geometric "
                           "mean), the longest (> 150 ms) within 4 %; gemm_bench.cu times 400 calls per shape, so a "
                           "320 ms row runs two minutes and a 2 ms row under a second: the passively cooled card "

@@ -29,7 +29,7 @@ OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 POINT_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
                 "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
                 "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps",
-                "gemm_cluster_size", "flop_per_cycle_per_sm", "efficiency")
+                "gemm_cluster_size", "gemm_max_split_k", "flop_per_cycle_per_sm", "efficiency")
 """Columns of the point table (one row per hardware point; the last two are the GEMM unit's rate and
 achievable fraction at that point)."""
 
@@ -69,8 +69,9 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     dram_lat = pt[9]
     launch_overhead = pt[10]
     cluster = pt[12]
-    unit_rate = pt[13]
-    unit_efficiency = pt[14]
+    max_split = pt[13]
+    unit_rate = pt[14]
+    unit_efficiency = pt[15]
     elem = _max(a, b)
     bk = k_slice_bytes / elem
     stage_bytes = (bm * a + bn * b) * bk
@@ -119,7 +120,8 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     reduce_bytes = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
     reduce_s = reduce_bytes / dram_peak
     time = t_body + fill + reduce_s
-    if not bps > 0.0:
+    # A candidate that does not fit on an SM, or splits K more than the library does, is never chosen.
+    if not bps > 0.0 or split > max_split:
         time = math.inf
     launches = 2.0 if split > 1.0 else 1.0
     score = time + launches * launch_overhead

@@ -472,9 +472,10 @@ def _implicit_gemm(op: Any, p: GPUParams) -> CostArrays:
 
 def conv_library(op: Any) -> str:
     """The kernel catalogue of a convolution pass: cuDNN's forward implicit-GEMM tiles
-    (``kernels.CONV_TILES``, no split-K) for the forward pass; the backward passes keep the GEMM
-    catalogue (cuDNN's weight-gradient kernels do split their NPQ reduction)."""
-    return kn.CONV_LIBRARY if op.pass_ == "forward" else kn.GEMM_LIBRARY
+    (``kernels.CONV_TILES``, no split-K) for the forward pass; the backward passes every tile and
+    split-K (``kernels.CONV_BACKWARD_LIBRARY``: cuDNN's weight-gradient kernels do split their NPQ
+    reduction, whatever the GEMM library's ``efficiency.gemm_max_split_k``)."""
+    return kn.CONV_LIBRARY if op.pass_ == "forward" else kn.CONV_BACKWARD_LIBRARY
 
 
 ROWWISE_KINDS = ("softmax", "layernorm", "batchnorm")

@@ -4,7 +4,8 @@ GPU GEMM (and implicit-GEMM convolution) follows the structure of CUTLASS/cuBLAS
 
 * a catalogue of threadblock tiles ``bm x bn`` (CUTLASS's default set, ``TILES``) with a 64-byte
   k-slice (``bk = 64 / element bytes``, CUTLASS's ``kTileK`` for every precision) and optional
-  split-K; the tile with the minimum predicted time is chosen, as cuBLAS's heuristics do;
+  split-K (at most ``efficiency.gemm_max_split_k`` slices); the tile with the minimum predicted time
+  is chosen, as cuBLAS's heuristics do;
 * occupancy: thread blocks per SM = min(max_blocks, max_warps / warps, registers / (registers per
   thread x threads), shared memory / (stages x k-slice bytes)) (CUDA occupancy calculator);
 * waves: ``ceil(blocks / (SMs x blocks per SM))``; the last, partial wave is the tail effect
@@ -56,7 +57,8 @@ TILES: tuple[tuple[int, int, int], ...] = (
 ``--cta-tile`` defaults and ``default_gemm_configuration.h``) with its small-tile variants."""
 
 SPLIT_K: tuple[int, ...] = (1, 2, 4, 8, 16)
-"""Split-K factors the mapper may choose (CUTLASS ``--split-k-slices``)."""
+"""Split-K factors the mapper may choose (CUTLASS ``--split-k-slices``), up to the device's
+``efficiency.gemm_max_split_k`` (the largest its GEMM library launches)."""
 
 CONV_TILES: tuple[tuple[int, int], ...] = ((256, 128), (128, 128), (128, 64), (128, 32))
 """Threadblock tiles (bm, bn) of the convolution library's forward implicit-GEMM kernels, without
@@ -67,9 +69,14 @@ cuDNN show them; none splits the reduction (C x R x S): small grids are not refi
 cuBLAS's GEMMs are. (The 256 x 64 Tensor-Core variant is not in ``TILES`` and is left out.)"""
 
 CONV_LIBRARY = "conv"
+CONV_BACKWARD_LIBRARY = "conv_backward"
 GEMM_LIBRARY = "gemm"
-"""Kernel catalogues: ``"gemm"`` every (tile, split-K) candidate (cuBLAS/CUTLASS), ``"conv"`` the
-forward-convolution kernels of :data:`CONV_TILES`."""
+"""Kernel catalogues: ``"gemm"`` every (tile, split-K) candidate (cuBLAS/CUTLASS) with at most the
+device's ``efficiency.gemm_max_split_k`` slices, ``"conv"`` the forward-convolution kernels of
+:data:`CONV_TILES`, ``"conv_backward"`` every (tile, split-K) candidate for the convolution library's
+backward passes (cuDNN's weight-gradient kernels split their NPQ reduction themselves: the GEMM
+library's split-K limit does not apply to them)."""
+LIBRARIES = (GEMM_LIBRARY, CONV_LIBRARY, CONV_BACKWARD_LIBRARY)
 
 K_SLICE_BYTES = 64.0
 """Bytes of one k-slice per operand row: CUTLASS's kTileK is 64 B for every precision (32 fp16, 16 tf32)."""
@@ -236,10 +243,10 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def library_candidates(library: str) -> np.ndarray | None:
     """Columns of the candidate table a kernel library chooses from (``None``: all of them)."""
-    if library == GEMM_LIBRARY:
+    if library in (GEMM_LIBRARY, CONV_BACKWARD_LIBRARY):
         return None
     if library != CONV_LIBRARY:
-        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {GEMM_LIBRARY}, {CONV_LIBRARY}")
+        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {', '.join(LIBRARIES)}")
     bm, bn, _, _, split = TILE_TABLE
     keep = np.zeros(len(bm), dtype=bool)
     for tbm, tbn in CONV_TILES:
@@ -294,7 +301,7 @@ def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np
     if cand is not None:
         occupancy = np.ascontiguousarray(occupancy[:, cand])
     return _search(p, ops, rows, rows, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
-                   occupancy, occupancy_row, cand)
+                   occupancy, occupancy_row, cand, library)
 
 
 def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray,
@@ -319,23 +326,26 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
     if cand is not None:
         occupancy = np.ascontiguousarray(occupancy[:, cand])
     return _search(p, ops, np.repeat(np.arange(g, dtype=np.int64), h), points, flop_per_cycle_per_sm, efficiency,
-                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row, cand)
+                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row, cand, library)
 
 
 def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
             flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray | float,
             a_stream_factor: np.ndarray | float, occupancy: np.ndarray, occupancy_row: np.ndarray,
-            candidates: np.ndarray | None = None) -> GemmKernel:
+            candidates: np.ndarray | None = None, library: str = GEMM_LIBRARY) -> GemmKernel:
     """Run the compiled candidate search (:mod:`archsim.cost.gemm_search`) over rows (GEMM ``op_row[r]`` on
     point ``point_row[r]``) and wrap its output table as a :class:`GemmKernel`.
 
     ``candidates`` selects columns of the tile table (all by default; ``occupancy`` has one column
-    per selected candidate).
+    per selected candidate). The GEMM library (``library``) splits K at most
+    ``efficiency.gemm_max_split_k`` ways; the convolution libraries are not limited by that field.
     """
     from archsim.cost import gemm_search as engine
 
     rows = len(op_row)
     per_point = [getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [flop_per_cycle_per_sm, efficiency]
+    if library != GEMM_LIBRARY:
+        per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
     points = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), (p.n,)) for v in per_point], axis=1)
     # Fresh writable copies: numba compiles one specialisation per array flags, read-only included.
     dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()

@@ -69,6 +69,7 @@ class GPUParams:
     launch_overhead_s: np.ndarray
     gemm_pipeline_stages: np.ndarray
     gemm_cluster_size: np.ndarray
+    gemm_max_split_k: np.ndarray
     tensor_channel_multiple: np.ndarray
     # FLOP per issued warp-level MMA instruction (tensor_core.flop_per_instruction; the power model's
     # instruction count).
@@ -224,6 +225,7 @@ _GPU_SCALARS = (
     "dram_read_only_efficiency",
     "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
+    "gemm_max_split_k",
     "tensor_channel_multiple", "tensor_flop_per_instruction",
     "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
@@ -289,7 +291,7 @@ def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
         eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,
         eff.l2_bandwidth_efficiency,
         eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
-        eff.gemm_cluster_size,
+        eff.gemm_cluster_size, eff.gemm_max_split_k,
         tc_obj.channel_multiple if tc_obj else 1,
         tc_obj.flop_per_instruction if tc_obj else MMA_FLOP_PER_INSTRUCTION,
         float(eff.conv_nchw_transposes),

@@ -134,6 +134,13 @@ class GPUEfficiency(HardwareModel):
                     "launch 2 x 1 x 1 clusters whose B tile is loaded once by TMA multicast into both blocks' "
                     "shared memory (halving its L2 traffic); 1 before Hopper (no clusters)",
     )
+    gemm_max_split_k: int = Field(
+        16, ge=1, le=16,
+        description="largest split-K factor the GEMM library launches (parallel split-K: the reduction "
+                    "dimension cut into slices whose partial sums a second kernel adds; CUTLASS "
+                    "--split-k-slices); 1: the library runs each output tile's whole K loop in one thread "
+                    "block, so a GEMM with few output tiles and a long K is latency-bound on those blocks",
+    )
     conv_nchw_transposes: bool = Field(
         True,
         description="the convolution library runs Tensor-Core convolutions with R x S > 1 filters on NHWC "

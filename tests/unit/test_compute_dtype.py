@@ -25,9 +25,10 @@ def test_fp16_storage_fp32_math_runs_at_fp32_rate_on_p100():
     half = _gemm(p100, dtype="fp16")
     # 2 x 4096^3 = 137.44 GFLOP on 32 x 32 tiles: 16384 blocks over 56 SMs x 8 = 36 full waves of 8 and
     # ceil(256 / 56) = 5 more blocks on the busiest SM: 293 blocks of 2 x 32 x 32 x 4096 = 8.389 MFLOP,
-    # at 64 fp32 lanes x 2 x 1.48 GHz x 0.90 = 170.5 GFLOP/s per SM: 14.416 ms.
+    # at 64 fp32 lanes x 2 x 1.48 GHz x 0.86 (vector_efficiency) = 162.9 GFLOP/s per SM: 15.086 ms.
     assert mixed.extra["tile_m"] == 32 and mixed.extra["tile_n"] == 32
-    assert mixed.time_by_unit_s["compute:vector"] == pytest.approx(293 * 2 * 32 * 32 * 4096 / (128 * 1.48e9 * 0.9))
+    assert mixed.time_by_unit_s["compute:vector"] == pytest.approx(293 * 2 * 32 * 32 * 4096 / (128 * 1.48e9 * 0.86))
+    assert mixed.time_by_unit_s["compute:vector"] == pytest.approx(15.086e-3, rel=1e-4)
     assert mixed.time_by_unit_s["compute:vector"] == fp32.time_by_unit_s["compute:vector"]
     # The fp16 math (half2 lanes, 128 per SM) would take half as long; fp32 math must not.
     assert half.time_by_unit_s["compute:vector"] == pytest.approx(mixed.time_by_unit_s["compute:vector"] / 2)
