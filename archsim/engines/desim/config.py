@@ -65,6 +65,24 @@ class InputPipeline:
         if isinstance(b, bool) or not isinstance(b, int | float) or not math.isfinite(b) or b < 0:
             raise EngineError(f"InputPipeline.sample_bytes must be a finite number >= 0 (bytes), got {b!r}")
 
+    @classmethod
+    def from_software(cls, software: Any, host: Any, batch: int, sample_bytes: float = 0.0) -> InputPipeline:
+        """The input pipeline of one training process as ``software`` runs it on ``host``.
+
+        ``software``: a :class:`~archsim.software.SoftwareProfile` with ``data_loading`` (workers per
+        GPU, host instructions per sample); ``host``: the CPUDevice that prices the instructions (the
+        System's host); ``batch``: samples per batch of one GPU; ``sample_bytes``: bytes of one prepared
+        sample copied host -> device. Pass the result as ``loader=``: under ``data_parallel`` every
+        GPU gets these workers, and they share the host's cores.
+        """
+        dl = getattr(software, "data_loading", None)
+        if dl is None or not dl.enabled:
+            name = getattr(software, "name", type(software).__name__)
+            raise EngineError(f"InputPipeline.from_software: software profile {name!r} has no data_loading "
+                              "(workers_per_gpu and sample_instructions are 0)")
+        return cls(cores=dl.workers_per_gpu, batch=batch, prefetch_depth=dl.prefetch_batches,
+                   seconds_per_sample=software.sample_s(host), sample_bytes=sample_bytes)
+
 
 @dataclass(frozen=True)
 class DataParallel:
