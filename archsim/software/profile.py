@@ -150,22 +150,28 @@ class DataLoading(_Strict):
     (read, decode, augment, collate), priced like every host instruction count of the profile:
     ``seconds = sample_instructions / (min(host_ipc, issue_width) x clock_hz)``, so the same software
     prepares a sample faster on a faster host. ``prefetch_batches``: batches the loader queue holds
-    per training process. ``workers_per_gpu = 0`` (the default): no input pipeline (device work only,
-    data already on the host).
+    per training process. ``main_threads``: host cores the training process's own thread holds for the
+    whole run beside its workers (it dispatches the kernels and, under CUDA's default scheduling, spins
+    while it waits for the device; 0: not modelled). ``workers_per_gpu = 0`` (the default): no input
+    pipeline (device work only, data already on the host). :mod:`archsim.software.loader_cost` derives
+    the PyTorch profiles' ``sample_instructions``.
 
-    The workers of every GPU of a host share its cores (the engine's host core pool), so a host that
-    feeds one GPU easily can starve eight: the data-parallel step cannot be shorter than
-    ``batch x sample_s x gpus / min(workers_per_gpu x gpus, host cores)``.
+    The workers and main threads of every GPU of a host share its cores (the engine's host core pool),
+    so a host that feeds one GPU easily can starve eight: the data-parallel step cannot be shorter than
+    ``batch x sample_s x gpus / min(workers_per_gpu x gpus, host cores - main_threads x gpus)``.
     """
 
     workers_per_gpu: int = Field(0, ge=0)
     sample_instructions: float = Field(0.0, ge=0)
     prefetch_batches: int = Field(2, ge=1)
+    main_threads: int = Field(0, ge=0)
 
     @model_validator(mode="after")
     def _both(self) -> DataLoading:
         if (self.workers_per_gpu > 0) != (self.sample_instructions > 0):
             raise ValueError("data_loading: give both workers_per_gpu and sample_instructions (> 0), or neither")
+        if self.main_threads and not self.workers_per_gpu:
+            raise ValueError("data_loading.main_threads needs an input pipeline (workers_per_gpu > 0)")
         return self
 
     @property
