@@ -13,13 +13,22 @@ Development sets (both published, both in ``scenarios/``):
 * Data-parallel strong scaling of the same examples' ResNet-50 v1.5 training, 1 -> 8 GPUs of a DGX-1
   16G (pytorch-19.10 and 21.03, ``scenarios/data/dle_resnet50_training_scaling.csv``), predicted by the
   discrete-event engine on ``system/dgx-1-v100`` with ``DataParallel(gpus=8)`` (DDP's 25 MB
-  buckets, NCCL ring kernels beside the backward pass): per-GPU efficiency and the one-GPU
-  throughput, reported without a budget. Each run keeps its own tensor layout (the table's
-  ``memory_format``: 19.10 AMP is NCHW, 21.03 AMP NHWC), so ``channels_last`` follows the run.
+  buckets, NCCL ring kernels beside the backward pass): per-GPU efficiency (budget: 5 % per row) and
+  the one-GPU throughput (reported without a budget). Each run keeps its own tensor layout (the table's
+  ``memory_format``: 19.10 AMP is NCHW, 21.03 AMP NHWC), so ``channels_last`` follows the run. Each
+  GPU's training process is fed by the profile's input pipeline (``data_loading``: 8 DataLoader
+  workers per GPU and the process's main thread, which holds a core, on the host's shared 40 cores;
+  per sample the torchvision/Pillow work of :mod:`archsim.software.loader_cost`, decode, random
+  resized crop, flip, copies, priced on the host CPU model), and the step is the steady one of a
+  3-step run (``step_time_s``: the device's step or the loader's period, the larger). The 19.10 runs
+  used DALI's CPU pipeline (``--data-backend dali-cpu -j8``): only its JPEG decode is priced (the same
+  libjpeg-turbo decode; DALI's fused crop-decode and its own resize have no per-image figure).
 
 Each family is also given under the ``none`` profile (device work only, the behaviour before
 software profiles) so the report shows what the profile adds. Budgets (MAPE, percent): the DLE V100
-curve 15; each Keras epoch 25, except the CIFAR-10 rows, whose published GPU epochs are bound by
+curve 15; each DGX-1 per-GPU efficiency 5 (no parameter is fitted on these rows; the budget was set
+after the input pipeline's mechanism was built with the rows in view, so they are a development set
+of that mechanism, not held out); each Keras epoch 25, except the CIFAR-10 rows, whose published GPU epochs are bound by
 the example's Python augmentation (ImageDataGenerator), an input pipeline not modelled: reported.
 """
 
@@ -27,11 +36,18 @@ from __future__ import annotations
 
 from validation.sections import Section, SectionFamily
 
-__all__ = ["software_section", "dle_rows", "keras_rows", "scaling_rows", "DLE_BUDGET_PCT", "KERAS_BUDGET_PCT"]
+__all__ = ["software_section", "dle_rows", "keras_rows", "scaling_rows", "DLE_BUDGET_PCT", "KERAS_BUDGET_PCT",
+           "SCALING_EFF_BUDGET_PCT"]
 
 DLE_BUDGET_PCT = 15.0
+SCALING_EFF_BUDGET_PCT = 5.0  # each DGX-1 1 -> 8 GPU per-GPU efficiency (see the module doc)
+SAMPLE_BYTES = 224 * 224 * 3  # one prepared uint8 image (fast_collate), normalised on the GPU
+SCALING_STEPS = 3  # steady step: the mean after the first step, bounded below by the loader's period
 KERAS_BUDGET_PCT = 25.0
 _PROFILE = {"fp32": "pytorch-eager", "amp": "pytorch-eager-amp"}
+# the runs' data backends (the table's source column: 19.10 scripts --data-backend dali-cpu -j8;
+# 21.03 configs.yml data_backend: pytorch, the profiles' own pipeline)
+_DALI_CPU_CONTAINERS = ("19.10",)
 
 
 def _t4_node():
@@ -99,6 +115,7 @@ def scaling_rows() -> list[dict]:
     data = pd.read_csv(archsim_root() / "scenarios" / "data" / "dle_resnet50_training_scaling.csv",
                        dtype={"container": str})
     from archsim.software import load_software, with_updates
+    from archsim.software.loader_cost import PILLOW_DECODE_CYCLES_PER_IMAGE
 
     hw = archsim.load_preset("system/dgx-1-v100")
     rows = []
@@ -108,10 +125,16 @@ def scaling_rows() -> list[dict]:
         # the run's own tensor layout (the table's memory_format column, from its scripts): the
         # pytorch-19.10 AMP run is NCHW, so its Tensor-Core convolutions pay cuDNN's layout transposes
         sw = with_updates(load_software(profile), {"channels_last": bool(one.memory_format == "nhwc")})
+        if container in _DALI_CPU_CONTAINERS:
+            # DALI's CPU pipeline: its libjpeg-turbo decode priced, its crop and resize not (no figure)
+            sw = with_updates(sw, {"data_loading.sample_instructions": PILLOW_DECODE_CYCLES_PER_IMAGE})
         g = archsim.zoo.resnet50(batch=batch, training=True, optimizer="sgd_momentum")
-        t1 = archsim.estimate(g, hw, engine="des", software=sw).latency_s
-        t8 = archsim.estimate(g, hw, engine="des", software=sw,
-                              data_parallel=archsim.DataParallel(gpus=8)).latency_s
+        # each GPU's training process feeds itself with the profile's DataLoader workers (uint8
+        # 224x224x3 samples copied in); the 8 processes' workers and main threads share the host's 40 cores
+        loader = archsim.InputPipeline.from_software(sw, hw.host, batch, sample_bytes=SAMPLE_BYTES)
+        t1, t8 = (archsim.estimate(g, hw, engine="des", software=sw, loader=loader, steps=SCALING_STEPS,
+                                   data_parallel=archsim.DataParallel(gpus=n) if n > 1 else None)
+                  ._meta["des"]["step_time_s"] for n in (1, 8))
         rows.append({"precision": prec, "profile": profile, "container": container, "batch": batch,
                      "memory_format": str(one.memory_format),
                      "predicted_eff": t1 / t8, "measured_eff": float(eight.img_per_s) / (8 * float(one.img_per_s)),
@@ -150,7 +173,7 @@ def software_section(smoke: bool = False) -> Section:
     for r in scaling_rows():
         tag = f"dle_dgx1_{r['container']}_{r['precision']}_{r['profile']}"
         families.append(SectionFamily(f"{tag}_8gpu_efficiency", 1, 100.0 * abs(r["predicted_eff"] / r["measured_eff"]
-                                                                                 - 1), None))
+                                                                                 - 1), SCALING_EFF_BUDGET_PCT))
         families.append(SectionFamily(f"{tag}_1gpu_train_img_s", 1, 100.0 * abs(r["predicted_img_per_s"]
                                                                                 / r["measured_img_per_s"] - 1), None))
     notes = [
@@ -164,9 +187,16 @@ def software_section(smoke: bool = False) -> Section:
         "dle_dgx1_*: ResNet-50 v1.5 training on a DGX-1 16G, 1 -> 8 GPUs (pytorch-19.10: 893 -> 6889 img/s AMP, "
         "380 -> 2945 FP32, 0.964 / 0.968 per GPU; pytorch-21.03: 1200 -> 8322 AMP, 367 -> 2855 FP32, 0.867 / "
         "0.972), DES on system/dgx-1-v100 with DDP buckets and NCCL kernels, each run in its own tensor layout "
-        "(19.10 AMP NCHW: no --memory-format; 21.03 AMP NHWC: configs.yml); the input pipeline on the shared "
-        "host is not in it (no published per-image cost); unbudgeted. The profiles describe pytorch-21.03 "
-        "(native AMP, NHWC), the release to compare with; 19.10 ran apex AMP on NCHW with DALI-CPU",
+        "(19.10 AMP NCHW: no --memory-format; 21.03 AMP NHWC: configs.yml), each GPU's process holding one "
+        "of the 40 host cores (its main thread spins while it waits: CUDA's default scheduling) and fed by 8 "
+        "loader workers on the cores left; per image, 21.03's torchvision/Pillow pipeline (archsim.software."
+        "loader_cost: JPEG decode 5.37 M instructions from 577 img/s on a Xeon 8581C, RandomResizedCrop of a "
+        "469x387 image 2.72 M from pillow-perf's Pillow 4.3.0 resize rates on a Haswell core, flip and copies "
+        "0.26 M: 3.80 ms on the 2.2 GHz host), 19.10's DALI-CPU pipeline its decode alone (2.44 ms; DALI's "
+        "crop and resize unpriced); the 21.03 AMP run is loader-bound at 8 GPUs (32 cores / 3.80 ms = 8430 "
+        "img/s). Per-GPU efficiency budget 5 % per row (not fitted; set after the mechanism), one-GPU "
+        "throughput unbudgeted. The profiles describe pytorch-21.03 (native AMP, NHWC), the release to compare "
+        "with; 19.10 ran apex AMP on NCHW with DALI-CPU",
     ]
     return Section("software", "software stacks: framework profiles on published whole-model times", families,
                    notes)

@@ -61,6 +61,10 @@ def _validate(hw: HardwareView, compute: str, streams: Any, overlap_copies: Any,
             raise EngineError(f"loader must be an InputPipeline or None, got {type(loader).__name__}")
         if hw.host is None:
             raise EngineError("loader needs a host CPU: pass a System (or a CPUDevice)")
+        gpus = data_parallel.gpus if isinstance(data_parallel, DataParallel) else 1
+        if loader.main_threads * gpus >= hw.host.cores:
+            raise EngineError(f"loader.main_threads={loader.main_threads} x {gpus} training process(es) hold "
+                              f"every one of the host's {hw.host.cores} cores: none is left for loader workers")
     if offload is not None:
         if not isinstance(offload, PIMOffload):
             raise EngineError(f"offload must be a PIMOffload or None, got {type(offload).__name__}")
@@ -227,6 +231,8 @@ class DESRun:
 
     def start(self) -> None:
         env = self.env
+        if self.loader is not None and self.loader.main_threads:
+            self.m.reserve_cores(self.loader.main_threads * self.replicas)
         for r in range(self.replicas):
             started = [env.event() for _ in range(self.steps)]
             ready = None
@@ -273,14 +279,15 @@ def _loader_period_s(run: DESRun) -> float:
     """The loader's sustained time per batch of one replica, in s (0 without a loader).
 
     Each of ``cores`` workers makes one batch per ``batch_s``, and the replicas' workers together hold
-    at most the host's cores, so one replica gets a batch no faster than every
-    ``batch_s x replicas / min(cores x replicas, host cores)``.
+    at most the host's cores that the training processes' main threads leave, so one replica gets a
+    batch no faster than every ``batch_s x replicas / min(cores x replicas, host cores - main_threads x
+    replicas)``.
     """
     loader = run.loader
     if loader is None:
         return 0.0
     workers = loader.cores * run.replicas
-    return run.batch_s * run.replicas / min(workers, run.hw.host.cores)
+    return run.batch_s * run.replicas / min(workers, run.hw.host.cores - loader.main_threads * run.replicas)
 
 
 def steady_step_s(step_s: list[float], loader_period_s: float = 0.0) -> float:

@@ -26,13 +26,14 @@ from archsim.software.profile import (
     FUSION_RULES,
     LAUNCH_MODES,
     Collectives,
+    DataLoading,
     FusionRules,
     KernelEfficiency,
     PrecisionPolicy,
     SoftwareProfile,
 )
 
-__all__ = ["SoftwareProfile", "ALGORITHM_SELECTIONS", "Collectives", "FusionRules", "PrecisionPolicy",
+__all__ = ["SoftwareProfile", "ALGORITHM_SELECTIONS", "Collectives", "DataLoading", "FusionRules", "PrecisionPolicy",
            "KernelEfficiency", "LAUNCH_MODES", "FUSION_RULES",
            "load_software", "list_software", "validate_software", "resolve_software",
            "with_updates", "apply_passes", "fuse", "apply_precision", "fused_names", "FusedConv2d", "FusedGemm",

@@ -25,6 +25,10 @@ drives it. A :class:`SoftwareProfile` describes that software:
   convolutions are needed;
 * a **precision policy** (:mod:`archsim.software.precision`): the dtype of matrix work (AMP fp16,
   int8) and which op kinds stay in fp32, plus the per-op host work of autocasting;
+* the **input pipeline** (``data_loading``): the framework's data-loader workers per GPU and the host
+  instructions one worker spends on one training sample (read, decode, augment), priced on the host
+  CPU model like the dispatch work; the discrete-event engine runs them as loader workers on the
+  host's cores (``archsim.InputPipeline.from_software``), shared by every GPU of the host;
 * **kernel efficiency** of the framework's own kernels where they fall short of the tuned-library
   roofline archsim prices (e.g. TensorFlow 1.x's default CPU convolutions), per device role and op
   kind, each a named, sourced factor.
@@ -43,7 +47,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from archsim.hardware import CPUDevice
 from archsim.hardware.base import Source
 
-__all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "Collectives", "LAUNCH_MODES",
+__all__ = ["SoftwareProfile", "FusionRules", "PrecisionPolicy", "KernelEfficiency", "Collectives", "DataLoading",
+           "LAUNCH_MODES",
            "FUSION_RULES", "ALGORITHM_SELECTIONS"]
 
 LAUNCH_MODES: tuple[str, ...] = ("none", "eager", "graph")
@@ -138,6 +143,43 @@ class Collectives(_Strict):
     memory_bytes_per_byte: float = Field(0.0, ge=0)
 
 
+class DataLoading(_Strict):
+    """The framework's training input pipeline on the host CPU (a PyTorch ``DataLoader``, DALI's CPU
+    pipeline): ``workers_per_gpu`` worker processes (or threads) per training process, each preparing
+    whole batches on one host core, ``sample_instructions`` host instructions per training sample
+    (read, decode, augment, collate), priced like every host instruction count of the profile:
+    ``seconds = sample_instructions / (min(host_ipc, issue_width) x clock_hz)``, so the same software
+    prepares a sample faster on a faster host. ``prefetch_batches``: batches the loader queue holds
+    per training process. ``main_threads``: host cores the training process's own thread holds for the
+    whole run beside its workers (it dispatches the kernels and, under CUDA's default scheduling, spins
+    while it waits for the device; 0: not modelled). ``workers_per_gpu = 0`` (the default): no input
+    pipeline (device work only, data already on the host). :mod:`archsim.software.loader_cost` derives
+    the PyTorch profiles' ``sample_instructions``.
+
+    The workers and main threads of every GPU of a host share its cores (the engine's host core pool),
+    so a host that feeds one GPU easily can starve eight: the data-parallel step cannot be shorter than
+    ``batch x sample_s x gpus / min(workers_per_gpu x gpus, host cores - main_threads x gpus)``.
+    """
+
+    workers_per_gpu: int = Field(0, ge=0)
+    sample_instructions: float = Field(0.0, ge=0)
+    prefetch_batches: int = Field(2, ge=1)
+    main_threads: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _both(self) -> DataLoading:
+        if (self.workers_per_gpu > 0) != (self.sample_instructions > 0):
+            raise ValueError("data_loading: give both workers_per_gpu and sample_instructions (> 0), or neither")
+        if self.main_threads and not self.workers_per_gpu:
+            raise ValueError("data_loading.main_threads needs an input pipeline (workers_per_gpu > 0)")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        """True when the profile describes an input pipeline."""
+        return self.workers_per_gpu > 0
+
+
 class SoftwareProfile(_Strict):
     """A framework or runtime: host work, launch mode, synchronisation, fusion, precision, kernels.
 
@@ -161,7 +203,7 @@ class SoftwareProfile(_Strict):
             Tensor-Core convolutions need no NCHW <-> NHWC transposes (the GPU model's
             ``efficiency.conv_nchw_transposes`` is off for the run); ``False``: the model's NCHW
             tensors, transposed as the device's library does.
-        fusion, precision, kernel_efficiency, collectives: see the classes.
+        fusion, precision, kernel_efficiency, collectives, data_loading: see the classes.
         sources: where each number comes from (``fields`` name the profile's fields).
     """
 
@@ -178,12 +220,14 @@ class SoftwareProfile(_Strict):
     precision: PrecisionPolicy = PrecisionPolicy()
     kernel_efficiency: KernelEfficiency = KernelEfficiency()
     collectives: Collectives = Collectives()
+    data_loading: DataLoading = DataLoading()
     sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> SoftwareProfile:
         if self.launch_mode == "none" and (self.op_dispatch_instructions or self.iteration_instructions
-                                           or self.precision.cast_instructions_per_op):
+                                           or self.precision.cast_instructions_per_op
+                                           or self.data_loading.sample_instructions):
             raise ValueError("launch_mode 'none' is device work only: host instruction counts must be 0")
         if self.launch_mode == "graph" and (self.op_dispatch_instructions or self.precision.cast_instructions_per_op):
             raise ValueError("launch_mode 'graph' launches an iteration's kernels as one graph: "
@@ -196,7 +240,7 @@ class SoftwareProfile(_Strict):
         return (self.launch_mode == "none" and not self.fusion.any and not self.channels_last
                 and self.algorithm_selection == "autotuned"
                 and self.precision == PrecisionPolicy() and self.kernel_efficiency == KernelEfficiency()
-                and self.collectives == Collectives())
+                and self.collectives == Collectives() and self.data_loading == DataLoading())
 
     @property
     def has_host_work(self) -> bool:
@@ -216,6 +260,11 @@ class SoftwareProfile(_Strict):
     def iteration_s(self, host: CPUDevice) -> float:
         """Host seconds of the per-iteration work on ``host``."""
         return self.iteration_instructions / self.host_rate_instructions_per_s(host)
+
+    def sample_s(self, host: CPUDevice) -> float:
+        """Host seconds one loader worker spends on one training sample on ``host`` (0 without an
+        input pipeline)."""
+        return self.data_loading.sample_instructions / self.host_rate_instructions_per_s(host)
 
     def __hash__(self) -> int:
         # Cost options (which carry the profile) key the engines' caches: hash the canonical dump.

@@ -40,6 +40,9 @@ class InputPipeline:
         preprocess: an op describing the preprocessing of one sample, costed on one host core with
             the same cost function as every other op (give exactly one of the two).
         sample_bytes: bytes of one prepared sample copied host -> device before the step (0: no copy).
+        main_threads: host cores the training process itself holds for the whole run, beside its
+            workers (its main thread dispatching kernels and waiting for the device; one per GPU
+            under ``data_parallel``); 0 (the default): the training process takes no host core.
     """
 
     cores: int
@@ -48,9 +51,13 @@ class InputPipeline:
     seconds_per_sample: float | None = None
     preprocess: Any = None
     sample_bytes: float = 0.0
+    main_threads: int = 0
 
     def __post_init__(self) -> None:
         _positive_int("InputPipeline", "cores", self.cores)
+        m = self.main_threads
+        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+            raise EngineError(f"InputPipeline.main_threads must be an int >= 0, got {m!r}")
         _positive_int("InputPipeline", "batch", self.batch)
         _positive_int("InputPipeline", "prefetch_depth", self.prefetch_depth)
         if (self.seconds_per_sample is None) == (self.preprocess is None):
@@ -64,6 +71,25 @@ class InputPipeline:
         b = self.sample_bytes
         if isinstance(b, bool) or not isinstance(b, int | float) or not math.isfinite(b) or b < 0:
             raise EngineError(f"InputPipeline.sample_bytes must be a finite number >= 0 (bytes), got {b!r}")
+
+    @classmethod
+    def from_software(cls, software: Any, host: Any, batch: int, sample_bytes: float = 0.0) -> InputPipeline:
+        """The input pipeline of one training process as ``software`` runs it on ``host``.
+
+        ``software``: a :class:`~archsim.software.SoftwareProfile` with ``data_loading`` (workers per
+        GPU, host instructions per sample); ``host``: the CPUDevice that prices the instructions (the
+        System's host); ``batch``: samples per batch of one GPU; ``sample_bytes``: bytes of one prepared
+        sample copied host -> device. Pass the result as ``loader=``: under ``data_parallel`` every
+        GPU gets these workers and the profile's ``main_threads``, and they share the host's cores.
+        """
+        dl = getattr(software, "data_loading", None)
+        if dl is None or not dl.enabled:
+            name = getattr(software, "name", type(software).__name__)
+            raise EngineError(f"InputPipeline.from_software: software profile {name!r} has no data_loading "
+                              "(workers_per_gpu and sample_instructions are 0)")
+        return cls(cores=dl.workers_per_gpu, batch=batch, prefetch_depth=dl.prefetch_batches,
+                   seconds_per_sample=software.sample_s(host), sample_bytes=sample_bytes,
+                   main_threads=dl.main_threads)
 
 
 @dataclass(frozen=True)

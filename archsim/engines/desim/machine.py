@@ -9,7 +9,8 @@ Resources (one set per GPU replica where per-GPU):
 * copy engines: one per direction (CUDA ``asyncEngineCount = 2`` on data-centre GPUs), each
   feeding its direction of the host link (a FluidShare of ``bandwidth x efficiency``);
 * host cores: a SlotPool of ``cores``, taken by host ops (``threads`` cores), loader workers
-  (one each) and a host thread waiting for a PIM op; host DRAM bandwidth as a FluidShare;
+  (one each) and a host thread waiting for a PIM op, less the cores the training processes' main
+  threads hold for the whole run (:meth:`Machine.reserve_cores`); host DRAM bandwidth as a FluidShare;
 * PIM units: one kernel at a time over all units, plus the PIM host link;
 * the GPU link: one collective at a time (NCCL runs collectives in order on its own stream). With
   a software profile's ``collectives`` (:meth:`Machine.configure_collectives`), the all-reduce is
@@ -123,6 +124,7 @@ class Machine:
                 self.link.append({d: self._fluid(f"gpu{r}.link.{d}", hw.host_link.bandwidth_bytes_per_s
                                                  * hw.host_link.efficiency) for d in ("h2d", "d2h")})
         host = hw.host
+        self.reserved_cores = 0
         if host is not None:
             self.cores = SlotPool(env, host.cores)
             self.capacity["host.cores"] = float(host.cores)
@@ -147,6 +149,15 @@ class Machine:
         else:
             self.nccl_slowdown = gpu.sm_count / max(gpu.sm_count - sm_blocks, 1)
         self.nccl_memory_bytes_per_byte = float(memory_bytes_per_byte)
+
+    def reserve_cores(self, n: int) -> None:
+        """Hold ``n`` host cores for the whole run (the training processes' main threads), before any
+        process starts: loader workers and host ops share the rest."""
+        if n >= self.cores.capacity:
+            raise EngineError(f"the training processes' main threads hold {n} host core(s) of "
+                              f"{self.cores.capacity}: none is left for loader workers")
+        self.cores.free -= n
+        self.reserved_cores = n
 
     def _fluid(self, name: str, capacity: float) -> FluidShare:
         share = FluidShare(self.env, name, capacity)
@@ -253,7 +264,7 @@ class Machine:
 
     def _host(self, task: Task):
         env = self.env
-        threads = int(task.threads)
+        threads = min(int(task.threads), self.cores.capacity - self.reserved_cores)
         wait = self.cores.acquire(threads)
         if wait is not None:
             yield wait
@@ -331,6 +342,8 @@ class Machine:
         """Busy share of each resource over the makespan (0..1)."""
         if makespan_s <= 0.0:
             return {}
+        if self.reserved_cores:
+            self.busy_s["host.cores"] += self.reserved_cores * makespan_s
         for rec in self.records:  # lanes: summed here, not on the hot path
             if rec.task is not None and rec.task.index >= 0:
                 self.busy_s[rec.resource] += rec.end_s - rec.start_s
