@@ -1,0 +1,67 @@
+"""The numba kernel behind :func:`archsim.energy.dvfs.solve_clock`: the governor's bisection, point by point.
+
+Each column of the term table is one over-limit (op, hardware point); the kernel halves the clock
+interval :data:`~archsim.energy.dvfs.BISECTION_STEPS` times, keeping the upper end wherever the
+power at the midpoint is within the limit (:func:`archsim.energy.dvfs.total_power` minus the limit,
+with the clock-independent terms folded by the caller). The arithmetic is written out operation by
+operation in IEEE double precision without reassociation or contraction (numba's default, no
+``fastmath``) and with numpy's division semantics (``error_model="numpy"``), so the clock of a point
+does not depend on how many points are solved together: a lone estimate (a few points) and a sweep
+(hundreds of thousands) run the same loop, without numpy's per-call overhead on tiny arrays or its
+temporaries on large ones.
+
+Imported by :func:`~archsim.energy.dvfs.solve_clock` only when some point is over its limit (numba's
+import is not paid by estimates the governor leaves at the nominal clock).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["TERMS", "bisect"]
+
+TERMS = ("lo", "vmin", "slope", "f0", "knee", "vmax", "fixed", "clock_s", "memory_s", "excess", "board", "leak",
+         "clk", "onchip", "offchip", "limit", "n")
+"""Rows of the term table, in order (see :func:`bisect`)."""
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _max(a, b):  # pragma: no cover - numba
+    """``numpy.maximum`` of two floats (NaN propagates)."""
+    return a if (a >= b or a != a) else b
+
+
+@njit(cache=True, error_model="numpy")
+def bisect(terms, steps, cube):  # pragma: no cover - numba
+    """The highest clock ratio found by ``steps`` halvings of ``[lo, 1]`` for each column of ``terms``.
+
+    ``terms``: (len(TERMS), points) float64, rows as :data:`TERMS`: ``lo`` the lower end (the
+    minimum clock ratio), the voltage curve (``vmin``, ``slope`` = (v_max - v_min) / (vmax_hz -
+    knee), nominal clock ``f0``, ``knee``, ``vmax``), the op's time split at the nominal clock
+    (``fixed``, ``clock_s``, ``memory_s``, ``excess``), the constant powers (``board``, ``leak`` x
+    occupancy share, ``clk`` = clock-network power x f0 / vmax_hz), the action energies (``onchip``,
+    ``offchip``), ``limit`` (W) and the leakage exponent ``n``. ``cube``: every ``n`` is 3
+    (V^3 as V^2 x V, two multiplications instead of a power).
+    """
+    points = terms.shape[1]
+    out = np.empty(points)
+    for i in range(points):
+        lo = terms[0, i]
+        vmin, slope, f0, knee, vmax = terms[1, i], terms[2, i], terms[3, i], terms[4, i], terms[5, i]
+        fixed, clock_s, memory_s, excess = terms[6, i], terms[7, i], terms[8, i], terms[9, i]
+        board, leak, clk, onchip, offchip = terms[10, i], terms[11, i], terms[12, i], terms[13, i], terms[14, i]
+        limit, n = terms[15, i], terms[16, i]
+        hi = 1.0
+        for _ in range(steps):
+            mid = 0.5 * (lo + hi)
+            rel = (vmin + slope * _max(f0 * mid - knee, 0.0)) / vmax
+            rel2 = rel * rel
+            time = fixed + _max(clock_s / mid, memory_s) + excess / mid
+            leak_v = rel2 * rel if cube else rel ** n
+            if board + leak * leak_v + clk * mid * rel2 + (onchip * rel2 + offchip) / time - limit <= 0:
+                lo = mid
+            else:
+                hi = mid
+        out[i] = lo
+    return out
