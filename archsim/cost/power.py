@@ -86,7 +86,10 @@ def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, g
 
 def _rows(arrays: list[np.ndarray]) -> np.ndarray:
     """``np.stack`` of equal-length 1-d arrays (one concatenate: the stack's per-row checks cost more
-    than the numbers here)."""
+    than the numbers here). One op: a (1, H) view of its array, no copy (nothing here writes into
+    the stacked arrays, and the costs it returns share arrays as any CostArrays may)."""
+    if len(arrays) == 1 and getattr(arrays[0], "ndim", 0) == 1:
+        return arrays[0].reshape(1, -1)
     try:
         return np.concatenate(arrays).reshape(len(arrays), -1)
     except ValueError:  # a 0-d entry: broadcast the slow way
