@@ -14,7 +14,7 @@ overheads. Its average power is (:class:`archsim.hardware.PowerModel`)
 
 Every term falls as the clock falls (V is non-decreasing in f and t(r) non-increasing), so
 ``P(r) <= limit`` holds on an interval ``[r_min, r*]``: :func:`solve_clock` finds ``r*`` by bisection,
-vectorised over every (op, hardware point) at once. Where even ``min_clock`` exceeds the limit the
+over every over-limit (op, hardware point) at once in one compiled loop (:mod:`archsim.energy.governor`). Where even ``min_clock`` exceeds the limit the
 governor sits at ``min_clock`` (the chip would throttle further by clock gating, which is not
 modelled). All arrays broadcast together; units are SI (s, J, W, Hz, V).
 """
