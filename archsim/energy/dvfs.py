@@ -14,9 +14,10 @@ overheads. Its average power is (:class:`archsim.hardware.PowerModel`)
 
 Every term falls as the clock falls (V is non-decreasing in f and t(r) non-increasing), so
 ``P(r) <= limit`` holds on an interval ``[r_min, r*]``: :func:`solve_clock` finds ``r*`` by bisection,
-over every over-limit (op, hardware point) at once in one compiled loop (:mod:`archsim.energy.governor`). Where even ``min_clock`` exceeds the limit the
-governor sits at ``min_clock`` (the chip would throttle further by clock gating, which is not
-modelled). All arrays broadcast together; units are SI (s, J, W, Hz, V).
+over every over-limit (op, hardware point) at once in one compiled loop
+(:mod:`archsim.energy.governor`). Where even ``min_clock`` exceeds the limit the governor sits at
+``min_clock`` (the chip would throttle further by clock gating, which is not modelled). All arrays
+broadcast together; units are SI (s, J, W, Hz, V).
 """
 
 from __future__ import annotations
@@ -112,25 +113,26 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     over = total_power(t, one) > limit_w
     if not np.any(over):
         return one
-    idx = np.nonzero(over)
+    flat = np.flatnonzero(over)
     # The terms of the over-limit points, with everything that does not depend on the clock folded,
     # in the rows of governor.TERMS: each term broadcast into one row of a float64 table and the
-    # over-limit entries taken at once (the same values as ``np.broadcast_to(term, shape)[idx]`` term
-    # by term, for one indexing).
+    # over-limit entries taken at once (the same values as ``np.broadcast_to(term, shape)[over]``
+    # term by term, for one indexing), the table C-contiguous for the compiled loop.
     table = _gather((min_ratio, t.curve.v_min, (t.curve.v_max - t.curve.v_min) / (t.curve.vmax_hz - t.curve.knee_hz),
                      t.nominal_hz, t.curve.knee_hz, t.curve.v_max, t.fixed_s, t.clock_s, t.memory_s, t.excess_s,
                      t.board_w, t.leakage_w, t.clock_w * t.nominal_hz / t.curve.vmax_hz, t.onchip_j, t.offchip_j,
-                     limit_w, t.leakage_exponent), one.shape, idx)
+                     limit_w, t.leakage_exponent), one.shape, flat)
     from archsim.energy import governor  # numba: imported once some point is over its limit
 
     out = one.copy()
-    out[idx] = governor.bisect(table, BISECTION_STEPS, bool(np.all(table[-1] == 3.0)))
+    out.reshape(-1)[flat] = governor.bisect(table, BISECTION_STEPS, bool(np.all(table[-1] == 3.0)))
     return out
 
 
-def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], idx: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Row ``i``: ``np.broadcast_to(terms[i], shape)[idx]`` as float64 (one table, one fancy index)."""
+def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
+    """Row ``i``: ``np.broadcast_to(terms[i], shape).ravel()[flat]`` as float64, C-contiguous (one
+    table, one ``take``)."""
     table = np.empty((len(terms), *shape))
     for i, term in enumerate(terms):
         table[i] = term
-    return table[(slice(None), *idx)]
+    return table.reshape(len(terms), -1).take(flat, axis=1)

@@ -36,32 +36,33 @@ def _max(a, b):  # pragma: no cover - numba
 def bisect(terms, steps, cube):  # pragma: no cover - numba
     """The highest clock ratio found by ``steps`` halvings of ``[lo, 1]`` for each column of ``terms``.
 
-    ``terms``: (len(TERMS), points) float64, rows as :data:`TERMS`: ``lo`` the lower end (the
-    minimum clock ratio), the voltage curve (``vmin``, ``slope`` = (v_max - v_min) / (vmax_hz -
-    knee), nominal clock ``f0``, ``knee``, ``vmax``), the op's time split at the nominal clock
-    (``fixed``, ``clock_s``, ``memory_s``, ``excess``), the constant powers (``board``, ``leak`` x
-    occupancy share, ``clk`` = clock-network power x f0 / vmax_hz), the action energies (``onchip``,
-    ``offchip``), ``limit`` (W) and the leakage exponent ``n``. ``cube``: every ``n`` is 3
-    (V^3 as V^2 x V, two multiplications instead of a power).
+    ``terms``: (len(TERMS), points) float64, C-contiguous, rows as :data:`TERMS`: ``lo`` the lower
+    end (the minimum clock ratio), the voltage curve (``vmin``, ``slope`` = (v_max - v_min) /
+    (vmax_hz - knee), nominal clock ``f0``, ``knee``, ``vmax``), the op's time split at the nominal
+    clock (``fixed``, ``clock_s``, ``memory_s``, ``excess``), the constant powers (``board``,
+    ``leak`` x occupancy share, ``clk`` = clock-network power x f0 / vmax_hz), the action energies
+    (``onchip``, ``offchip``), ``limit`` (W) and the leakage exponent ``n``. ``cube``: every ``n``
+    is 3 (V^3 as V^2 x V, two multiplications instead of a power).
+
+    Step by step over all points (each step a branch-free pass over contiguous rows, which the
+    compiler vectorises across points; a point's operations are the same in either loop order).
     """
     points = terms.shape[1]
-    out = np.empty(points)
-    for i in range(points):
-        lo = terms[0, i]
-        vmin, slope, f0, knee, vmax = terms[1, i], terms[2, i], terms[3, i], terms[4, i], terms[5, i]
-        fixed, clock_s, memory_s, excess = terms[6, i], terms[7, i], terms[8, i], terms[9, i]
-        board, leak, clk, onchip, offchip = terms[10, i], terms[11, i], terms[12, i], terms[13, i], terms[14, i]
-        limit, n = terms[15, i], terms[16, i]
-        hi = 1.0
-        for _ in range(steps):
-            mid = 0.5 * (lo + hi)
-            rel = (vmin + slope * _max(f0 * mid - knee, 0.0)) / vmax
+    lo = terms[0].copy()
+    hi = np.ones(points)
+    vmin, slope, f0, knee, vmax = terms[1], terms[2], terms[3], terms[4], terms[5]
+    fixed, clock_s, memory_s, excess = terms[6], terms[7], terms[8], terms[9]
+    board, leak, clk, onchip, offchip = terms[10], terms[11], terms[12], terms[13], terms[14]
+    limit, n = terms[15], terms[16]
+    for _ in range(steps):
+        for i in range(points):
+            mid = 0.5 * (lo[i] + hi[i])
+            rel = (vmin[i] + slope[i] * _max(f0[i] * mid - knee[i], 0.0)) / vmax[i]
             rel2 = rel * rel
-            time = fixed + _max(clock_s / mid, memory_s) + excess / mid
-            leak_v = rel2 * rel if cube else rel ** n
-            if board + leak * leak_v + clk * mid * rel2 + (onchip * rel2 + offchip) / time - limit <= 0:
-                lo = mid
-            else:
-                hi = mid
-        out[i] = lo
-    return out
+            time = fixed[i] + _max(clock_s[i] / mid, memory_s[i]) + excess[i] / mid
+            leak_v = rel2 * rel if cube else rel ** n[i]
+            power = board[i] + leak[i] * leak_v + clk[i] * mid * rel2 + (onchip[i] * rel2 + offchip[i]) / time
+            fits = power - limit[i] <= 0
+            lo[i] = mid if fits else lo[i]
+            hi[i] = hi[i] if fits else mid
+    return lo
