@@ -130,9 +130,20 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
 
 
 def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
-    """Row ``i``: ``np.broadcast_to(terms[i], shape).ravel()[flat]`` as float64, C-contiguous (one
-    table, one ``take``)."""
-    table = np.empty((len(terms), *shape))
+    """Row ``i``: ``np.broadcast_to(terms[i], shape).ravel()[flat]`` as float64, C-contiguous.
+
+    Only the entries taken are read: a term of the full shape at ``flat``, a term over the points
+    (the last axis) at the points' columns, anything else broadcast first."""
+    table = np.empty((len(terms), flat.size))
+    cols = None
     for i, term in enumerate(terms):
-        table[i] = term
-    return table.reshape(len(terms), -1).take(flat, axis=1)
+        term = np.asarray(term)
+        if term.shape == shape:
+            table[i] = term.reshape(-1).take(flat)
+        elif term.ndim == 1 and len(shape) > 1 and term.shape == shape[-1:]:
+            if cols is None:
+                cols = flat % shape[-1]
+            table[i] = term.take(cols)
+        else:
+            table[i] = np.broadcast_to(term, shape).reshape(-1).take(flat)
+    return table
