@@ -105,10 +105,6 @@ class _Planner:
             self._tiled[g] = tile_params(self.p, g)
         return self._tiled[g]
 
-    def named(self, c: CostArrays, op: Any) -> CostArrays:
-        """``c`` with the kind and FLOP of ``op``."""
-        return _retag(c, op.kind, self.flop(op))
-
     def flop(self, op: Any) -> float:
         """``float(op.flop())``, computed once per op object."""
         value = self._flop.get(id(op))
@@ -199,7 +195,7 @@ class _Planner:
         def build() -> CostArrays:
             out = None
             for mask, main, transfers in planned:
-                c = gc.with_transfers(op, main(), [self.named(t.result, op) for t in transfers], self.flop(op))
+                c = gc.with_transfers(op, main(), [t.result for t in transfers], self.flop(op))
                 out = c if out is None else gc.select(mask, out, c)
             return out
         return build
@@ -212,9 +208,9 @@ class _Planner:
 
             def pick() -> CostArrays:
                 wino = sum_costs([x() for x in parts], op.kind, self.flop(op))
-                return gc._pick(self.named(direct.result, op), wino, self.p.conv_autotune > 0)
+                return gc._pick(direct.result, wino, self.p.conv_autotune > 0)
             return pick
-        return lambda: self.named(direct.result, op)
+        return lambda: direct.result
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
@@ -254,8 +250,7 @@ class _Planner:
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
         g = self._plan_gemm(gemm)
         s3 = self._stream_req(prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, dram=np.full(p.n, yt_b + y_b))
-        return [lambda: self.named(s1.result, op), lambda: self.named(s2.result, op),
-                lambda: self.named(g.result, op), lambda: self.named(s3.result, op)]
+        return [lambda: s1.result, lambda: s2.result, lambda: g.result, lambda: s3.result]
 
     # -- execution ------------------------------------------------------------------------------
     def run(self) -> None:
