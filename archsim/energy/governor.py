@@ -1,4 +1,4 @@
-"""The numba kernel behind :func:`archsim.energy.dvfs.solve_clock`: the governor's bisection, point by point.
+"""The numba kernel behind :func:`archsim.energy.dvfs.solve_clock`: the governor's bisection over all points.
 
 Each column of the term table is one over-limit (op, hardware point); the kernel halves the clock
 interval :data:`~archsim.energy.dvfs.BISECTION_STEPS` times, keeping the upper end wherever the
@@ -6,9 +6,10 @@ power at the midpoint is within the limit (:func:`archsim.energy.dvfs.total_powe
 with the clock-independent terms folded by the caller). The arithmetic is written out operation by
 operation in IEEE double precision without reassociation or contraction (numba's default, no
 ``fastmath``) and with numpy's division semantics (``error_model="numpy"``), so the clock of a point
-does not depend on how many points are solved together: a lone estimate (a few points) and a sweep
-(hundreds of thousands) run the same loop, without numpy's per-call overhead on tiny arrays or its
-temporaries on large ones.
+does not depend on how many points are solved together (for the same ``cube`` flag, which a batch
+mixing leakage exponents turns off for all its points, as the numpy bisection did): a lone estimate
+(a few points) and a sweep (hundreds of thousands) run the same loop, without numpy's per-call
+overhead on tiny arrays or its temporaries on large ones.
 
 Imported by :func:`~archsim.energy.dvfs.solve_clock` only when some point is over its limit (numba's
 import is not paid by estimates the governor leaves at the nominal clock).
