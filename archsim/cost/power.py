@@ -8,7 +8,7 @@ nominal (boost) clock. :func:`apply` then, for a device with a :class:`~archsim.
    carries the out-of-order overhead), the on-chip network (bytes between the SMs/cores and the
    last-level cache) and the processor-side memory interface (controller + PHY per DRAM byte);
 2. solves for the clock (:func:`archsim.energy.dvfs.solve_clock`): the highest clock whose average
-   power fits the power limit, all ops and hardware points in one vectorised bisection;
+   power fits the power limit, all ops and hardware points in one compiled bisection;
 3. rescales the op to that clock: compute, L1 and L2 (or CPU cache) times by f_nom / f, DRAM and
    dependent-latency times unchanged; on-chip energies by (V(f) / v_max)^2; and replaces the
    static energy by board, leakage and clock-network power times the new latency.
@@ -86,7 +86,10 @@ def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, g
 
 def _rows(arrays: list[np.ndarray]) -> np.ndarray:
     """``np.stack`` of equal-length 1-d arrays (one concatenate: the stack's per-row checks cost more
-    than the numbers here)."""
+    than the numbers here). One op: a (1, H) view of its array, no copy (nothing here writes into
+    the stacked arrays, and the costs it returns share arrays as any CostArrays may)."""
+    if len(arrays) == 1 and getattr(arrays[0], "ndim", 0) == 1:
+        return arrays[0].reshape(1, -1)
     try:
         return np.concatenate(arrays).reshape(len(arrays), -1)
     except ValueError:  # a 0-d entry: broadcast the slow way

@@ -14,9 +14,10 @@ overheads. Its average power is (:class:`archsim.hardware.PowerModel`)
 
 Every term falls as the clock falls (V is non-decreasing in f and t(r) non-increasing), so
 ``P(r) <= limit`` holds on an interval ``[r_min, r*]``: :func:`solve_clock` finds ``r*`` by bisection,
-vectorised over every (op, hardware point) at once. Where even ``min_clock`` exceeds the limit the
-governor sits at ``min_clock`` (the chip would throttle further by clock gating, which is not
-modelled). All arrays broadcast together; units are SI (s, J, W, Hz, V).
+over every over-limit (op, hardware point) at once in one compiled loop
+(:mod:`archsim.energy.governor`). Where even ``min_clock`` exceeds the limit the governor sits at
+``min_clock`` (the chip would throttle further by clock gating, which is not modelled). All arrays
+broadcast together; units are SI (s, J, W, Hz, V).
 """
 
 from __future__ import annotations
@@ -112,79 +113,37 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     over = total_power(t, one) > limit_w
     if not np.any(over):
         return one
-    idx = np.nonzero(over)
-    # The terms of the over-limit points, with everything that does not depend on the clock folded:
-    # each term broadcast into one row of a float64 table and the over-limit entries taken at once
-    # (the same values as ``np.broadcast_to(term, shape)[idx]`` term by term, for one indexing).
-    picked = _gather((t.nominal_hz, t.curve.v_min, t.curve.v_max, t.curve.knee_hz,
-                      (t.curve.v_max - t.curve.v_min) / (t.curve.vmax_hz - t.curve.knee_hz),
-                      t.fixed_s, t.clock_s, t.memory_s, t.excess_s, t.onchip_j, t.offchip_j, t.board_w,
-                      t.leakage_w, t.leakage_exponent, t.clock_w, t.curve.vmax_hz, limit_w, min_ratio),
-                     one.shape, idx)
-    f0, vmin, vmax, knee, slope, fixed, clock_s, memory_s, excess, onchip, offchip, board, leak, n = picked[:14]
-    clk = picked[14] * f0 / picked[15]
-    limit, lo = picked[16], picked[17]
-    cube = bool(np.all(n == 3.0))
-
-    def excess_power(r: np.ndarray) -> np.ndarray:
-        rel = (vmin + slope * np.maximum(f0 * r - knee, 0.0)) / vmax
-        rel2 = rel * rel
-        time = fixed + np.maximum(clock_s / r, memory_s) + excess / r
-        leak_v = rel2 * rel if cube else rel ** n
-        return board + leak * leak_v + clk * r * rel2 + (onchip * rel2 + offchip) / time - limit
+    flat = np.flatnonzero(over)
+    # The terms of the over-limit points, with everything that does not depend on the clock folded,
+    # in the rows of governor.TERMS: each term broadcast into one row of a float64 table and the
+    # over-limit entries taken at once (the same values as ``np.broadcast_to(term, shape)[over]``
+    # term by term, for one indexing), the table C-contiguous for the compiled loop.
+    table = _gather((min_ratio, t.curve.v_min, (t.curve.v_max - t.curve.v_min) / (t.curve.vmax_hz - t.curve.knee_hz),
+                     t.nominal_hz, t.curve.knee_hz, t.curve.v_max, t.fixed_s, t.clock_s, t.memory_s, t.excess_s,
+                     t.board_w, t.leakage_w, t.clock_w * t.nominal_hz / t.curve.vmax_hz, t.onchip_j, t.offchip_j,
+                     limit_w, t.leakage_exponent), one.shape, flat)
+    from archsim.energy import governor  # numba: imported once some point is over its limit
 
     out = one.copy()
-    if lo.size <= SCALAR_POINTS:
-        # A few points (a lone estimate): the same bisection in Python floats, element by element.
-        # numpy spends ~10 us of call overhead per array operation on one-element arrays; float
-        # arithmetic in the same order gives the same IEEE results (tested against the array path).
-        terms = (vmin, slope, f0, knee, vmax, fixed, clock_s, memory_s, excess, board, leak, clk, onchip,
-                 offchip, limit, n)
-        out[idx] = [_bisect(lo_i, *args, cube) for lo_i, *args in zip(lo.tolist(), *(t.tolist() for t in terms),
-                                                                     strict=True)]
-        return out
-    hi = np.ones_like(lo)
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        fits = excess_power(mid) <= 0
-        lo = np.where(fits, mid, lo)
-        hi = np.where(fits, hi, mid)
-    out[idx] = lo
+    out.reshape(-1)[flat] = governor.bisect(table, BISECTION_STEPS, bool(np.all(table[-1] == 3.0)))
     return out
 
 
-def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], idx: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Row ``i``: ``np.broadcast_to(terms[i], shape)[idx]`` as float64 (one table, one fancy index)."""
-    table = np.empty((len(terms), *shape))
+def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
+    """Row ``i``: ``np.broadcast_to(terms[i], shape).ravel()[flat]`` as float64, C-contiguous.
+
+    Only the entries taken are read: a term of the full shape at ``flat``, a term over the points
+    (the last axis) at the points' columns, anything else broadcast first."""
+    table = np.empty((len(terms), flat.size))
+    cols = None
     for i, term in enumerate(terms):
-        table[i] = term
-    return table[(slice(None), *idx)]
-
-
-SCALAR_POINTS = 8
-"""Over-limit points up to which :func:`solve_clock` bisects in Python floats instead of arrays."""
-
-
-def _fmax(a: float, b: float) -> float:
-    # np.maximum on floats: NaN if either is NaN, else the larger.
-    if a != a or b != b:
-        return float("nan")
-    return a if a >= b else b
-
-
-def _bisect(lo: float, vmin: float, slope: float, f0: float, knee: float, vmax: float, fixed: float,
-            clock_s: float, memory_s: float, excess: float, board: float, leak: float, clk: float, onchip: float,
-            offchip: float, limit: float, n: float, cube: bool) -> float:
-    """One point of :func:`solve_clock`'s bisection, with its ``excess_power`` in the same operation order."""
-    hi = 1.0
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        rel = (vmin + slope * _fmax(f0 * mid - knee, 0.0)) / vmax
-        rel2 = rel * rel
-        time = fixed + _fmax(clock_s / mid, memory_s) + excess / mid
-        leak_v = rel2 * rel if cube else rel ** n
-        if board + leak * leak_v + clk * mid * rel2 + (onchip * rel2 + offchip) / time - limit <= 0:
-            lo = mid
+        term = np.asarray(term)
+        if term.shape == shape:
+            table[i] = term.reshape(-1).take(flat)
+        elif term.ndim == 1 and len(shape) > 1 and term.shape == shape[-1:]:
+            if cols is None:
+                cols = flat % shape[-1]
+            table[i] = term.take(cols)
         else:
-            hi = mid
-    return lo
+            table[i] = np.broadcast_to(term, shape).reshape(-1).take(flat)
+    return table

@@ -108,23 +108,30 @@ def test_device_without_power_model_is_unchanged():
     assert "clock_hz" not in r.ops[0].extra and "leakage" not in r.energy_breakdown_j
 
 
-def test_few_point_bisection_equals_the_array_bisection():
-    # solve_clock bisects up to SCALAR_POINTS over-limit points in Python floats, more as arrays: the
-    # same operations in the same order, so each point's clock is the same float either way.
+def test_governor_clock_is_the_same_alone_or_together_and_is_the_highest_that_fits():
+    # solve_clock bisects every over-limit point in one compiled loop (archsim.energy.governor): a
+    # point's clock is the same float solved alone (a lone estimate) or with others (a sweep), and
+    # it is the bisection's answer to total_power(r) <= limit (the numpy definition of the model).
     from archsim.energy import dvfs
 
     rng = np.random.default_rng(7)
-    n = 3 * dvfs.SCALAR_POINTS
+    n = 24
     u = lambda lo, hi: rng.uniform(lo, hi, n)  # noqa: E731
     t = PowerTerms(nominal_hz=u(0.5e9, 2e9), fixed_s=u(0, 1e-6), clock_s=u(1e-6, 1e-3), memory_s=u(0, 1e-3),
                    excess_s=u(0, 1e-5), onchip_j=u(0, 0.5), offchip_j=u(0, 0.1), board_w=u(10, 60),
                    leakage_w=u(5, 50), clock_w=u(5, 50), leakage_exponent=np.where(u(0, 1) < 0.5, 3.0, 2.5),
                    curve=VFCurve(u(0.6, 0.8), u(0.9, 1.1), u(0.3e9, 0.9e9), u(1.5e9, 2.5e9)))
     limit, floor = u(50, 400), u(0.05, 0.3)
-    together = solve_clock(t, limit, floor)  # every over-limit point in one array pass
-    assert np.count_nonzero(together < 1.0) > dvfs.SCALAR_POINTS
+    together = solve_clock(t, limit, floor)  # every over-limit point in one pass
+    assert 8 < np.count_nonzero(together < 1.0) < n
+    step = 2.0 ** -dvfs.BISECTION_STEPS
     for i in range(n):
         one = PowerTerms(**{k: (v if k == "curve" else v[i:i + 1]) for k, v in vars(t).items() if k != "curve"},
                          curve=VFCurve(*(getattr(t.curve, f)[i:i + 1] for f in ("v_min", "v_max", "knee_hz",
                                                                                  "vmax_hz"))))
-        assert solve_clock(one, limit[i:i + 1], floor[i:i + 1])[0] == together[i], i
+        r = together[i]
+        assert solve_clock(one, limit[i:i + 1], floor[i:i + 1])[0] == r, i
+        if r < 1.0:  # within one bisection step of the highest ratio that fits (or at the floor)
+            if r > floor[i]:
+                assert total_power(one, np.array([r]))[0] <= limit[i] * (1 + 1e-12), i
+            assert total_power(one, np.array([r + step]))[0] > limit[i] * (1 - 1e-12), i
