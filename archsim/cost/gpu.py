@@ -268,14 +268,30 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     return sum_costs(parts, op.kind, float(op.flop()))
 
 
-def _pick(a: CostArrays, b: CostArrays, allowed: np.ndarray | None = None) -> CostArrays:
-    """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm picks the
-    fastest), ``b`` only where ``allowed`` (every point when ``None``)."""
-    use_b = b.latency_s < a.latency_s
+def _pick(a: CostArrays, b: CostArrays, p: GPUParams, allowed: np.ndarray | None = None) -> CostArrays:
+    """Per point, the faster of two algorithms (cuDNN's cudnnFindConvolutionForwardAlgorithm times each
+    candidate on the device and picks the fastest), ``b`` only where ``allowed`` (every point when
+    ``None``). Each candidate is timed at the clock it runs at: a candidate whose power the limit
+    caps is timed at its lowered clock (:func:`archsim.cost.power.apply`, the governor), as the
+    library's own timing sees it. The costs returned are at the nominal clock, like every op cost."""
+    from archsim.cost import power
+
+    timed_a, timed_b = power.apply([a, b], p, gpu=True)
+    return pick_timed(a, b, timed_a.latency_s, timed_b.latency_s, allowed)
+
+
+def pick_timed(a: CostArrays, b: CostArrays, a_s: np.ndarray, b_s: np.ndarray,
+               allowed: np.ndarray | None = None, keep: tuple[str, ...] = ()) -> CostArrays:
+    """:func:`_pick` given each candidate's time as the library measures it (``a_s``, ``b_s``).
+
+    ``a``'s tile facts (``extra``) are NaN where ``b`` is picked, except the ``keep`` entries, which
+    are taken from the picked candidate (the governor's clock and power of governed candidates)."""
+    use_b = b_s < a_s
     if allowed is not None:
         use_b = use_b & allowed
     out = select(use_b, a, b)
-    extra = {**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items()}, "winograd": use_b.astype(float)}
+    extra = {**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items() if kk not in keep},
+             "winograd": use_b.astype(float), **{kk: out.extra[kk] for kk in keep if kk in out.extra}}
     return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
@@ -371,24 +387,25 @@ def _conv(op: Any, p: GPUParams) -> CostArrays:
     out = None
     for mask, multiple, transposes in conv_configs(op, p):
         padded = pad_channels(op, multiple)
-        main = _conv_algorithms(padded, p)
+        main, winograd = _conv_algorithms(padded, p)
         transfers = []
         if transposes:
             prec, e = precision_of(op), elem_bytes(op)
             transfers = [_stream_raw(op, p, prec, e, 0.0, 0.0, rd, wr, np.full(p.n, rd + wr))
                          for rd, wr in layout_transfers(op, padded)]
         c = with_transfers(op, main, transfers, flop)
+        if winograd is not None:
+            c = _pick(c, with_transfers(op, winograd, transfers, flop), p, p.conv_autotune > 0)
         out = c if out is None else select(mask, out, c)
     return out
 
 
-def _conv_algorithms(op: Any, p: GPUParams) -> CostArrays:
-    """Implicit GEMM, or where Winograd applies (3x3 or 5x5, stride 1: :func:`winograd_applies`) and
-    the software autotunes (``p.conv_autotune``) the faster of it and Winograd."""
-    direct = _implicit_gemm(op, p)
-    if autotunes(op, p):
-        return _pick(direct, _winograd(op, p), p.conv_autotune > 0)
-    return direct
+def _conv_algorithms(op: Any, p: GPUParams) -> tuple[CostArrays, CostArrays | None]:
+    """The candidate algorithms: implicit GEMM, and Winograd where it applies (3x3 or 5x5, stride 1:
+    :func:`winograd_applies`) and the software autotunes (``p.conv_autotune``), else ``None``. The
+    caller picks between them once the layout transposes are added (:func:`_pick`): the library
+    times the whole convolution."""
+    return _implicit_gemm(op, p), (_winograd(op, p) if autotunes(op, p) else None)
 
 
 def autotunes(op: Any, p: GPUParams) -> bool:

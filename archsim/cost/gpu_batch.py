@@ -30,7 +30,7 @@ from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of
 from archsim.cost.params import GPUParams, TiledGPUParams
 from archsim.cost.types import CostArrays
 
-__all__ = ["cost_many", "tile_params"]
+__all__ = ["cost_many", "governed_many", "tile_params"]
 
 
 def tile_params(p: GPUParams, g: int) -> TiledGPUParams:
@@ -192,25 +192,25 @@ class _Planner:
                           for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])
             planned.append((mask, self._plan_algorithms(padded), transfers))
 
-        def build() -> CostArrays:
-            out = None
-            for mask, main, transfers in planned:
-                c = gc.with_transfers(op, main(), [t.result for t in transfers], self.flop(op))
-                out = c if out is None else gc.select(mask, out, c)
-            return out
+        def build() -> CostArrays | _Autotuned:
+            configs = []
+            for mask, (direct, winograd), transfers in planned:
+                moved = [t.result for t in transfers]
+                c = gc.with_transfers(op, direct.result, moved, self.flop(op))
+                w = None
+                if winograd is not None:
+                    wino = sum_costs([x() for x in winograd], op.kind, self.flop(op))
+                    w = gc.with_transfers(op, wino, moved, self.flop(op))
+                configs.append((mask, c, w))
+            done = _Autotuned(configs, p.conv_autotune > 0)
+            return done if done.candidates() else done.finish([])
         return build
 
-    def _plan_algorithms(self, op: Any) -> Any:
-        """gpu._conv_algorithms: implicit GEMM, or the faster of it and Winograd (gpu.autotunes)."""
+    def _plan_algorithms(self, op: Any) -> tuple[_Gemm, list[Any] | None]:
+        """gpu._conv_algorithms: implicit GEMM, and Winograd's parts where it is a candidate
+        (gpu.autotunes); ``build`` picks between them with the transposes added."""
         direct = self._plan_implicit(op)
-        if gc.autotunes(op, self.p):
-            parts = self._plan_winograd(op)
-
-            def pick() -> CostArrays:
-                wino = sum_costs([x() for x in parts], op.kind, self.flop(op))
-                return gc._pick(direct.result, wino, self.p.conv_autotune > 0)
-            return pick
-        return lambda: direct.result
+        return direct, (self._plan_winograd(op) if gc.autotunes(op, self.p) else None)
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
@@ -380,14 +380,91 @@ def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
     return CostArrays.from_fields({**c.__dict__, "kind": kind, "flop": flop})
 
 
-def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
-    """The cost of every op of ``ops`` at every GPU of ``p``: ``[archsim.cost.gpu.cost(op, p) for op in ops]``."""
+class _Autotuned:
+    """A convolution whose algorithm the library picks by timing (:func:`archsim.cost.gpu._pick`):
+    per channel-padding configuration ``(mask, implicit GEMM, Winograd or None)``, each cost with
+    its layout transposes. :func:`cost_many` times every such op's candidates in one pass of the
+    power governor and then :meth:`finish` picks."""
+
+    def __init__(self, configs: list[tuple[np.ndarray, CostArrays, CostArrays | None]], allowed: np.ndarray) -> None:
+        self.configs = configs
+        self.allowed = allowed
+
+    def candidates(self) -> list[CostArrays]:
+        """The costs to time: implicit GEMM and Winograd of every configuration that has both."""
+        return [x for _, c, w in self.configs if w is not None for x in (c, w)]
+
+    def finish(self, timed_s: list[np.ndarray]) -> CostArrays:
+        """The op's cost, given the candidates' governed times in :meth:`candidates` order."""
+        times = iter(timed_s)
+        out = None
+        for mask, c, w in self.configs:
+            if w is not None:
+                c = gc.pick_timed(c, w, next(times), next(times), self.allowed)
+            out = c if out is None else gc.select(mask, out, c)
+        return out
+
+    def costs(self) -> list[CostArrays]:
+        """Every configuration's costs (implicit GEMM, then Winograd where it is a candidate)."""
+        return [x for _, c, w in self.configs for x in ((c,) if w is None else (c, w))]
+
+    def finish_governed(self, governed: list[CostArrays]) -> CostArrays:
+        """The op's governed cost from its :meth:`costs` governed (:func:`archsim.cost.power.apply`):
+        the pick compares the governed times and keeps the picked candidate's clock and power."""
+        from archsim.cost.power import EXTRA_KEYS
+
+        done = iter(governed)
+        out = None
+        for mask, _, w in self.configs:
+            c = next(done)
+            if w is not None:
+                b = next(done)
+                c = gc.pick_timed(c, b, c.latency_s, b.latency_s, self.allowed, keep=EXTRA_KEYS)
+            out = c if out is None else gc.select(mask, out, c)
+        # The governor's entries last, as power.apply places them on an op it governs.
+        extra = {**{k: v for k, v in out.extra.items() if k not in EXTRA_KEYS},
+                 **{k: out.extra[k] for k in EXTRA_KEYS if k in out.extra}}
+        return CostArrays.from_fields({**out.__dict__, "extra": extra})
+
+
+def _build(ops: Sequence[Any], p: GPUParams) -> tuple[_Planner, list[CostArrays | _Autotuned]]:
     planner = _Planner(p)
     plans = [planner.plan(op) for op in ops]
     planner.run()
+    return planner, [plan() if callable(plan) else plan for plan in plans]
+
+
+def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
+    """Every op of ``ops`` at its governed clock: ``power.apply(cost_many(ops, p), p, gpu=True)``,
+    with each autotuned convolution's candidates governed in the same pass of the power model (the
+    governor prices each (op, point) row on its own, so the picked candidate's row is the row its
+    pick would give)."""
+    from archsim.cost import power
+
+    planner, built = _build(ops, p)
+    flat = [x for c in built for x in (c.costs() if isinstance(c, _Autotuned) else (c,))]
+    governed = iter(power.apply(flat, p, gpu=True))
     out = []
-    for op, plan in zip(ops, plans, strict=True):
-        c = plan() if callable(plan) else plan
+    for op, c in zip(ops, built, strict=True):
+        c = c.finish_governed([next(governed) for _ in c.costs()]) if isinstance(c, _Autotuned) else next(governed)
+        flop = planner.flop(op)
+        out.append(c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop))
+    return out
+
+
+def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
+    """The cost of every op of ``ops`` at every GPU of ``p``: ``[archsim.cost.gpu.cost(op, p) for op in ops]``."""
+    planner, built = _build(ops, p)
+    autotuned = [c for c in built if isinstance(c, _Autotuned)]
+    if autotuned:
+        # Every autotuned convolution's candidates timed at their governed clocks in one pass.
+        from archsim.cost import power
+
+        timed = iter(power.apply([x for c in autotuned for x in c.candidates()], p, gpu=True))
+        picked = {id(c): c.finish([next(timed).latency_s for _ in c.candidates()]) for c in autotuned}
+        built = [picked[id(c)] if isinstance(c, _Autotuned) else c for c in built]
+    out = []
+    for op, c in zip(ops, built, strict=True):
         flop = planner.flop(op)
         out.append(c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop))
     return out

@@ -200,10 +200,12 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
         t_i = {"power": power_rows[i], **{k: times[k][i] for k in c.time_by_unit_s}}
         had = c.energy_breakdown_j
         e_i = {k: v[i] for k, v in energy.items() if k in had or k in _ADDED}
-        extra = {**c.extra, "clock_hz": clock_i, "power_w": power_i, "power_limited": limited_i}
+        extra = {**c.extra, **dict(zip(EXTRA_KEYS, (clock_i, power_i, limited_i), strict=True))}
         out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))
     return out
 
 
 _ADDED = ("issue", "noc", "dram_interface", "static", "leakage", "clock")
+EXTRA_KEYS = ("clock_hz", "power_w", "power_limited")
+"""The ``extra`` entries :func:`apply` adds to every op it governs, in this order."""

@@ -106,7 +106,7 @@ class _Coster:
 
         ``known`` (op key -> CostArrays, for these hardware points and options) holds costs computed
         before: those ops are not costed again, and the new ones are added to it."""
-        from archsim.cost import gpu_batch, power
+        from archsim.cost import gpu_batch
 
         keys = [_op_key(op) for op in ops]
         first: dict[tuple[Any, ...], Any] = {}
@@ -124,7 +124,7 @@ class _Coster:
         if gpu_keys:
             role, targets = self.resolved[False]
             params = self._params(role, targets)
-            costs = power.apply(gpu_batch.cost_many([first[k] for k in gpu_keys], params), params, gpu=True)
+            costs = gpu_batch.governed_many([first[k] for k in gpu_keys], params)
             done.update(zip(gpu_keys, costs, strict=True))
         if self.options.software is not None:
             for key, op in first.items():

@@ -164,3 +164,24 @@ def test_packed_params_equal_the_dataclass_constructor():
         else:
             assert a == b, field.name
     assert list(vars(packed)) == [f.name for f in dataclasses.fields(GPUParams)]
+
+
+def test_governed_many_equals_the_governor_on_the_stacked_costs(assert_costs_equal):
+    # The engines price GPU ops with governed_many, which governs every autotuned convolution's
+    # candidates in the op pass: it must give power.apply(cost_many(...)) to the last bit, picks,
+    # clocks and extras included. A T4 (70 W) and a V100 held to 150 W: many rows over the limit,
+    # and the T4's fp32 3x3 convolutions pick Winograd only at the governed clock.
+    from archsim.cost import power
+
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    capped = presets.validate_hardware({**v100.model_dump(), "power_limit": "150 W"})
+    for p in (GPUParams.from_devices([presets.load_preset("gpu/t4")]), GPUParams.from_devices([v100, capped])):
+        graph_ops = [*OPS, ops.Conv2d(2, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp32"),
+                     *dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops)]
+        want = power.apply(gpu_batch.cost_many(graph_ops, p), p, gpu=True)
+        got = gpu_batch.governed_many(graph_ops, p)
+        assert any(np.any(c.extra.get("winograd", 0.0) == 1.0) for c in got)
+        assert any(np.any(c.extra["power_limited"] == 1.0) for c in got)
+        for g, w in zip(got, want, strict=True):
+            assert_costs_equal(g, w)
+            assert list(g.extra) == list(w.extra) and list(g.energy_breakdown_j) == list(w.energy_breakdown_j)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import archsim
@@ -234,9 +234,35 @@ def test_heuristic_algorithm_selection_runs_implicit_gemm_only():
     assert not _heuristic().is_none  # a profile that changes the device work is not the device-only one
 
 
+def test_autotuning_times_each_candidate_at_its_governed_clock():
+    from archsim.cost import CostOptions, op_cost, power
+    from archsim.cost import gpu as gpu_cost
+    from archsim.cost.params import GPUParams
+
+    gpu = archsim.load_preset("gpu/t4")
+    p = GPUParams.from_devices([gpu])
+    op = archsim.ops.Conv2d(2, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp32")
+    direct, winograd = gpu_cost._conv_algorithms(op, p)
+    timed_direct, timed_winograd = power.apply([direct, winograd], p, gpu=True)
+    # At the 1590 MHz boost clock implicit GEMM is the faster (86.3 vs 94.8 us), but its FMAs need
+    # more than the T4's 70 W there: the governor runs it at ~1036 MHz (130.0 us), while Winograd,
+    # bound by DRAM, keeps its 94.8 us at ~741 MHz. cudnnFind times both on the device: Winograd.
+    assert direct.latency_s[0] < winograd.latency_s[0]
+    assert timed_winograd.latency_s[0] < timed_direct.latency_s[0]
+    auto = op_cost(op, gpu)
+    heur = op_cost(op, gpu, CostOptions(software=_heuristic()))
+    assert auto.extra["winograd"] == 1.0
+    assert auto.latency_s == pytest.approx(float(timed_winograd.latency_s[0]), rel=1e-12)
+    assert heur.latency_s == pytest.approx(float(timed_direct.latency_s[0]), rel=1e-12)
+    assert heur.latency_s > auto.latency_s
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.integers(1, 32), st.sampled_from([16, 64, 256]), st.sampled_from([16, 64, 256]),
        st.sampled_from([7, 14, 28, 56]), st.sampled_from([(3, 3), (5, 5), (1, 1)]), st.sampled_from(["fp32", "fp16"]))
+# A power-limited T4 case where the pick once compared nominal-clock times (Winograd chosen, slower
+# than implicit GEMM at the clocks the two run at).
+@example(19, 256, 256, 28, (3, 3), "fp16")
 def test_heuristic_is_never_faster_than_autotuned(n, c, k, hw, kernel, dtype):
     from archsim.cost import CostOptions, op_cost
 

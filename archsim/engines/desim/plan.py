@@ -149,7 +149,7 @@ class Coster:
         (``tests/unit/test_gpu_batch.py``) for a fraction of its per-op Python overhead: a
         ResNet-50 training step has ~160 distinct ops. Later :meth:`cost` calls find them cached.
         """
-        from archsim.cost import gpu_batch, power
+        from archsim.cost import gpu_batch
 
         opts = self.options
         todo: dict[tuple[Any, ...], Any] = {}
@@ -165,7 +165,7 @@ class Coster:
         if todo:
             ops_todo = list(todo.values())
             params = self._pack("gpu", dev, opts)
-            costs = power.apply(gpu_batch.cost_many(ops_todo, params), params, gpu=True)
+            costs = gpu_batch.governed_many(ops_todo, params)
             self._cache.update(zip(todo, (software_efficiency(op, "gpu", c, opts)
                                           for op, c in zip(ops_todo, costs, strict=True)), strict=True))
 
