@@ -1,7 +1,11 @@
 """Published A100 dense-GEMM references in the power section: reported without a budget, predicted
 from the stock preset alone."""
 
+import csv
 import dataclasses
+from pathlib import Path
+
+import pytest
 
 from validation import power_refs
 
@@ -27,3 +31,34 @@ def test_predicted_gemm_is_at_or_under_the_a100_limit():
     # The governor never lets an op's average power exceed the preset's 400 W limit.
     for ref in power_refs.REFERENCES:
         assert power_refs.predict(ref)["power_w"] <= 400.0 * (1 + 1e-6)
+
+
+DATA = Path(__file__).resolve().parents[2] / "validation" / "data" / "power"
+
+
+def test_held_out_roofline_prediction_never_reads_the_measurements(tmp_path):
+    # The same file with every measured power and clock doubled predicts the same points.
+    src = DATA / power_refs.ROOFLINE_FILE
+    with src.open(newline="") as fh:
+        recs = list(csv.DictReader(fh))
+    for rec in recs:
+        rec["power_W"] = str(2.0 * float(rec["power_W"]))
+        rec["clock_MHz"] = str(2.0 * float(rec["clock_MHz"]))
+    with (tmp_path / power_refs.ROOFLINE_FILE).open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(recs[0]))
+        w.writeheader()
+        w.writerows(recs)
+    real, doubled = power_refs.roofline_rows(DATA), power_refs.roofline_rows(tmp_path)
+    assert [(r.predicted_w, r.predicted_mhz) for r in real] == [(r.predicted_w, r.predicted_mhz) for r in doubled]
+    assert [2.0 * r.measured_w for r in real] == pytest.approx([r.measured_w for r in doubled])
+
+
+def test_held_out_roofline_families_are_unbudgeted():
+    # gpu-roofline on 8 A100 SXM4 40GB boards (43 intensities) and one H200 (55 intensities).
+    rows = power_refs.roofline_rows(DATA)
+    fams = {name: (n, err, budget) for name, n, err, budget in power_refs.roofline_families(rows)}
+    assert set(fams) == {"power_a100_roofline", "clock_a100_roofline", "power_h200_roofline", "clock_h200_roofline"}
+    assert fams["power_a100_roofline"][0] == 8 * 43 and fams["power_h200_roofline"][0] == 55
+    assert all(budget is None for _n, _err, budget in fams.values())
+    a100 = [r for r in rows if r.gpu == "NVIDIA A100-SXM4-40GB"]
+    assert fams["power_a100_roofline"][1] == pytest.approx(sum(abs(r.power_error_pct) for r in a100) / len(a100))
