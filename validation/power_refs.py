@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Reference", "REFERENCES", "predict", "families", "ROOFLINE_FILE", "ROOFLINE_PRESETS",
-           "roofline_rows", "roofline_families"]
+           "roofline_rows", "roofline_families", "Decomposition", "decompose"]
 
 ROOFLINE_FILE = "gpu_roofline_power_a100_h200.csv"
 ROOFLINE_PRESETS = {"NVIDIA A100-SXM4-40GB": ("gpu/a100-sxm4-40gb", "a100"),
@@ -95,8 +95,22 @@ def roofline_rows(folder: Path) -> list:
             preset = ROOFLINE_PRESETS[rec["gpu"]][0]
             w, mhz, bound = predict_launch(preset, int(rec["blocks"]), int(rec["inner_its"]))
             out.append(PowerRow(rec["gpu"], int(rec["device_id"]), float(rec["flop_per_byte"]),
-                                float(rec["power_W"]), float(rec["clock_MHz"]), w, mhz, bound))
+                                float(rec["power_W"]), float(rec["clock_MHz"]), w, mhz, bound,
+                                measured_bytes_per_s=1e9 * float(rec["bandwidth_GBps"]),
+                                predicted_bytes_per_s=_predicted_rate(preset, int(rec["blocks"]),
+                                                                      int(rec["inner_its"]))))
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _predicted_rate(preset: str, blocks: int, inner_its: int) -> float:
+    """DRAM bytes per second of the predicted launch (its bytes over its predicted time)."""
+    import archsim
+    from archsim.presets import load_preset
+    from validation.power import kernel
+
+    op = kernel(blocks, inner_its)
+    return op.dram_read_bytes / archsim.estimate(op, load_preset(preset)).latency_s
 
 
 def roofline_families(rows: list) -> list[tuple[str, int, float, float | None]]:
@@ -109,3 +123,40 @@ def roofline_families(rows: list) -> list[tuple[str, int, float, float | None]]:
         out.append((f"power_{tag}_roofline", len(xs), sum(abs(x.power_error_pct) for x in xs) / len(xs), None))
         out.append((f"clock_{tag}_roofline", len(xs), sum(abs(x.clock_error_pct) for x in xs) / len(xs), None))
     return out
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """Least-squares split of board power over points at one clock: ``P = constant_w + instruction_j x
+    warp instructions/s + dram_j_per_byte x DRAM B/s`` (``rms_w``: the residual)."""
+
+    constant_w: float
+    instruction_j: float
+    dram_j_per_byte: float
+    rms_w: float
+
+
+def decompose(rows: list, predicted: bool = False) -> Decomposition:
+    """The split of the measured (or, with ``predicted``, the predicted) power of gpu-roofline ``rows``.
+
+    Per point (the mean over boards at each intensity), the kernel issues one FMA warp instruction per
+    64 FLOP and one 32-bit load warp instruction per 128 B (``2 + 2N`` FLOP per 8 B pair): warp
+    instructions/s = FLOP/s / 64 + B/s / 128, FLOP/s = intensity x B/s. The DRAM term therefore holds
+    everything proportional to the bytes streamed (load instructions, L2, on-chip network, memory
+    controller, PHY and DRAM); the constant holds board, leakage and clock-network power. Each fit
+    uses its own byte rates: the measured ones for the measured power, the predicted ones for the
+    predicted power.
+    """
+    import numpy as np
+
+    by: dict[float, list] = {}
+    for r in rows:
+        by.setdefault(r.flop_per_byte, []).append(r)
+    fpb = np.array(sorted(by))
+    bps = np.array([np.mean([r.predicted_bytes_per_s if predicted else r.measured_bytes_per_s for r in by[x]])
+                    for x in fpb])
+    watts = np.array([np.mean([r.predicted_w if predicted else r.measured_w for r in by[x]]) for x in fpb])
+    a = np.column_stack([np.ones_like(bps), fpb * bps / 64.0 + bps / 128.0, bps])
+    coef, *_ = np.linalg.lstsq(a, watts, rcond=None)
+    rms = float(np.sqrt(np.mean((watts - a @ coef) ** 2)))
+    return Decomposition(float(coef[0]), float(coef[1]), float(coef[2]), rms)

@@ -204,6 +204,12 @@ def _held_out_note(rows: list) -> str:
         boards = len({r.device_id for r in xs})
         plural = "s" if boards > 1 else ""
         parts.append(f"{tag} ({preset}, {boards} board{plural}, {len(xs)} points): " + "; ".join(bands))
+        got, model = power_refs.decompose(xs), power_refs.decompose(xs, predicted=True)
+        parts.append(f"{tag} split P = constant + per warp instruction + per DRAM byte (least squares over the "
+                     f"intensities): measured {got.constant_w:.0f} W + {got.instruction_j * 1e12:.0f} pJ + "
+                     f"{got.dram_j_per_byte * 1e12:.0f} pJ/B (rms {got.rms_w:.1f} W), model "
+                     f"{model.constant_w:.0f} W + {model.instruction_j * 1e12:.0f} pJ + "
+                     f"{model.dram_j_per_byte * 1e12:.0f} pJ/B")
     return ("*_roofline: held-out gpu-roofline on big chips (gpu-benches commit e4e93a3, nothing fitted to it), no "
             "budget: " + " | ".join(parts))
 

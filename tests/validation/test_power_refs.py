@@ -62,3 +62,29 @@ def test_held_out_roofline_families_are_unbudgeted():
     assert all(budget is None for _n, _err, budget in fams.values())
     a100 = [r for r in rows if r.gpu == "NVIDIA A100-SXM4-40GB"]
     assert fams["power_a100_roofline"][1] == pytest.approx(sum(abs(r.power_error_pct) for r in a100) / len(a100))
+
+
+def test_decomposition_recovers_a_linear_power_law():
+    # Points built from P = 80 W + 300 pJ per warp instruction + 100 pJ per DRAM byte are split back exactly;
+    # the measured and the predicted power are split with their own byte rates.
+    from validation.power import PowerRow
+
+    rows = []
+    for fpb, bps in ((0.25, 1.3e12), (1.25, 1.3e12), (6.25, 1.2e12), (30.25, 6e11), (100.25, 1.9e11)):
+        watts = 80.0 + 300e-12 * (fpb * bps / 64.0 + bps / 128.0) + 100e-12 * bps
+        rows.append(PowerRow("g", 0, fpb, watts, 1410.0, 2.0 * watts, 1410.0, "compute",
+                             measured_bytes_per_s=bps, predicted_bytes_per_s=bps))
+    got = power_refs.decompose(rows)
+    assert (got.constant_w, got.instruction_j, got.dram_j_per_byte) == pytest.approx((80.0, 300e-12, 100e-12))
+    assert got.rms_w < 1e-9
+    doubled = power_refs.decompose(rows, predicted=True)
+    assert doubled.constant_w == pytest.approx(160.0) and doubled.dram_j_per_byte == pytest.approx(200e-12)
+
+
+def test_model_decomposes_exactly_on_the_held_out_launches():
+    # The power model is linear in these two rates at a fixed clock (none of these points is power-limited).
+    rows = power_refs.roofline_rows(DATA)
+    for gpu in power_refs.ROOFLINE_PRESETS:
+        xs = [r for r in rows if r.gpu == gpu]
+        assert all(r.bound != "power" for r in xs)
+        assert power_refs.decompose(xs, predicted=True).rms_w < 1e-6
