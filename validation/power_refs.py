@@ -20,7 +20,9 @@ development set (:mod:`validation.power`), run by its author on an A100 SXM4 40G
 commit e4e93a3: NVML board power and SM clock per intensity, 0.25-128 FLOP/B. Nothing was fitted to
 them; they are reported per GPU without a budget (the power model's shared rules were derived on the
 A40 and L40 and are not yet within 10 % here) and predicted exactly as the development set is, from
-the stock preset (``ROOFLINE_PRESETS``) and the launch (blocks, inner iterations) alone.
+the stock preset (``ROOFLINE_PRESETS``) and the launch (blocks, inner iterations) alone. The boards
+are the SXM parts: the A100s draw up to 309 W (the PCIe A100 40GB is limited to 250 W) and the H200
+675 W (the H200 NVL to 600 W); 864 and 1056 blocks are 8 per SM on 108 and 132 SMs.
 """
 
 from __future__ import annotations
