@@ -191,9 +191,10 @@ _SYMBOL_FACTORS: dict[str, dict[str, float]] = {
     "bandwidth": {"B/s": 1.0}, "frequency": {"Hz": 1.0}, "size": {"B": 1.0}, "time": {"s": 1.0},
     "energy": {"J": 1.0}, "power": {"W": 1.0}, "energy_per_byte": {"J/B": 1.0, "J/bit": 8.0},
     "energy_per_flop": {"J/FLOP": 1.0}, "flop_rate": {"FLOP/s": 1.0},
-    # The densities take pint's path; an area's prefix applies to the length before the power
-    # ("826 mm^2" is 826 x (1e-3)^2 m^2, _SYMBOL_POWERS).
-    "area": {"m^2": 1.0}, "power_per_area": {}, "energy_per_area": {}, "energy_per_byte_length": {},
+    # An area's prefix applies to the length before the power ("826 mm^2" is 826 x (1e-3)^2 m^2,
+    # _SYMBOL_POWERS); the densities' prefix applies to the watt or joule, per mm^2 or per bit-mm.
+    "area": {"m^2": 1.0}, "power_per_area": {"W/mm^2": 1e6}, "energy_per_area": {"J/mm^2": 1e6},
+    "energy_per_byte_length": {"J/bit/mm": 8000.0},
 }
 _SYMBOL_POWERS: dict[str, int] = {"m^2": 2}
 """Symbols whose prefix is raised to a power (the prefix belongs to the unit inside the power)."""
