@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["REFERENCE_VDD_V", "ChipPower", "chip_power"]
+__all__ = ["REFERENCE_VDD_V", "ChipPower", "chip_power", "static_board_w"]
 
 REFERENCE_VDD_V = 0.9
 """Supply the densities are stated at, V (the energy tables' reference, Horowitz 45 nm at 0.9 V)."""
@@ -73,3 +73,18 @@ def chip_power(pw: Any, die_area_m2: float, die_sm_count: int, sm_count: int, st
     phy = pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth_bytes_per_s
     board = max(static_power_w - dram_background_w - phy - idle_chip, 0.0)
     return ChipPower(board, core_leak, uncore_leak, clock_w / sm_count, noc, powered)
+
+
+def static_board_w(gpu: Any) -> float:
+    """The constant power a GPU's ops are charged as ``static`` (without the DRAM background), W.
+
+    The area form's board power (:func:`chip_power`): its leakage and clock network are op energies
+    of their own (``leakage``, ``clock``), so the idle power, which holds them, is not charged as
+    well. Otherwise the device's ``static_power`` (the per-unit presets' board power is their idle
+    power). The discrete-event engine charges this per run, as the roofline does per op.
+    """
+    pw = gpu.power
+    if pw is None or not pw.area_form:
+        return gpu.static_power_w
+    return chip_power(pw, gpu.die_area_m2, gpu.die_sm_count, gpu.sm_count, gpu.static_power_w,
+                      gpu.dram.background_power_w, gpu.dram.bandwidth_bytes_per_s).board_w
