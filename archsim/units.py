@@ -52,6 +52,10 @@ __all__ = [
     "EnergyPerByte",
     "EnergyPerFlop",
     "FlopRate",
+    "Area",
+    "PowerPerArea",
+    "EnergyPerArea",
+    "EnergyPerByteLength",
 ]
 
 
@@ -88,6 +92,7 @@ joule = [energy] = J
 watt = joule / second = W
 flop = [flop] = FLOP = flops = FLOPs
 op = flop = OP = ops = OPs
+meter = [length] = m = metre
 """.strip().splitlines()
 
 
@@ -130,6 +135,10 @@ DIMENSIONS: dict[str, Dimension] = {
         Dimension("energy_per_byte", "joule / byte", "J/B", "3.9 pJ/bit"),
         Dimension("energy_per_flop", "joule / flop", "J/FLOP", "0.9 pJ/FLOP"),
         Dimension("flop_rate", "flop / second", "FLOP/s", "989 TFLOP/s"),
+        Dimension("area", "meter ** 2", "m^2", "826 mm^2"),
+        Dimension("power_per_area", "watt / meter ** 2", "W/m^2", "0.04 W/mm^2"),
+        Dimension("energy_per_area", "joule / meter ** 2", "J/m^2", "59 pJ/mm^2"),
+        Dimension("energy_per_byte_length", "joule / byte / meter", "J/B/m", "0.121 pJ/bit/mm"),
     )
 }
 
@@ -182,7 +191,13 @@ _SYMBOL_FACTORS: dict[str, dict[str, float]] = {
     "bandwidth": {"B/s": 1.0}, "frequency": {"Hz": 1.0}, "size": {"B": 1.0}, "time": {"s": 1.0},
     "energy": {"J": 1.0}, "power": {"W": 1.0}, "energy_per_byte": {"J/B": 1.0, "J/bit": 8.0},
     "energy_per_flop": {"J/FLOP": 1.0}, "flop_rate": {"FLOP/s": 1.0},
+    # An area's prefix applies to the length before the power ("826 mm^2" is 826 x (1e-3)^2 m^2,
+    # _SYMBOL_POWERS); the densities' prefix applies to the watt or joule, per mm^2 or per bit-mm.
+    "area": {"m^2": 1.0}, "power_per_area": {"W/mm^2": 1e6}, "energy_per_area": {"J/mm^2": 1e6},
+    "energy_per_byte_length": {"J/bit/mm": 8000.0},
 }
+_SYMBOL_POWERS: dict[str, int] = {"m^2": 2}
+"""Symbols whose prefix is raised to a power (the prefix belongs to the unit inside the power)."""
 _PREFIXED = re.compile(r"([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?) (Ki|Mi|Gi|Ti|Pi|Ei|[YZEPTGMkKmuµμnpfa]?)(\S+)")
 
 
@@ -195,9 +210,14 @@ def _prefixed_si(text: str, dim: Dimension) -> float | None:
         return None
     number, prefix, symbol = match.groups()
     factor = _SYMBOL_FACTORS[dim.name].get(symbol)
+    if factor is None and prefix and prefix + symbol in _SYMBOL_FACTORS[dim.name]:
+        # "5 m^2": the regex took the unit's own first letter for a prefix
+        prefix, symbol = "", prefix + symbol
+        factor = _SYMBOL_FACTORS[dim.name][symbol]
     if factor is None:
         return None
-    value = float(number) * (_PREFIX_FACTORS[prefix] * factor)
+    scale = _PREFIX_FACTORS[prefix] ** _SYMBOL_POWERS.get(symbol, 1)
+    value = float(number) * (scale * factor)
     return value if math.isfinite(value) else None
 
 
@@ -359,3 +379,7 @@ Power = _field_type("power")
 EnergyPerByte = _field_type("energy_per_byte")
 EnergyPerFlop = _field_type("energy_per_flop")
 FlopRate = _field_type("flop_rate")
+Area = _field_type("area")
+PowerPerArea = _field_type("power_per_area")
+EnergyPerArea = _field_type("energy_per_area")
+EnergyPerByteLength = _field_type("energy_per_byte_length")

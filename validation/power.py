@@ -47,6 +47,8 @@ class PowerRow:
     predicted_w: float
     predicted_mhz: float
     bound: str
+    measured_bytes_per_s: float = float("nan")
+    predicted_bytes_per_s: float = float("nan")
 
     @property
     def power_error_pct(self) -> float:

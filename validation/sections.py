@@ -73,7 +73,7 @@ DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
 }
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
 POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 and L40, predicted by the power "
-               "model and the power-limit governor — development set")
+               "model and the power-limit governor — development set; A100 and H200 held out")
 _CPU_MEASURE_COLUMNS = {"name", "family", "median_s", "iqr_s", "repeats", "correct"}
 
 
@@ -165,6 +165,9 @@ def power_section(folder: Path) -> Section | None:
                               ceiling_pct=POWER_UNMET[name][0] if name in POWER_UNMET else None)
                 for name, n, mape, budget in power.families(rs)]
     families += [SectionFamily(name, n, err, budget) for name, n, err, budget in power_refs.families()]
+    held_out = power_refs.roofline_rows(folder) if (folder / power_refs.ROOFLINE_FILE).exists() else []
+    families += [SectionFamily(name, n, err, budget)
+                 for name, n, err, budget in power_refs.roofline_families(held_out)]
     worst = max((abs(r.clock_error_pct) for r in rs if (r.gpu, r.device_id) not in power.POWER_LIMIT_W), default=0.0)
     notes = [
         "predicted with the stock presets gpu/a40-48gb and gpu/l40-48gb (archsim.estimate of an explicit Kernel "
@@ -181,7 +184,37 @@ def power_section(folder: Path) -> Section | None:
                     f"{power_refs.predict(r)[r.quantity]:.0f} at {power_refs.predict(r)['clock_mhz']:.0f} MHz, "
                     f"{power_refs.predict(r)['power_w']:.0f} W ({r.source})" for r in power_refs.REFERENCES),
     ]
+    if held_out:
+        notes.append(_held_out_note(held_out))
     return Section("power", POWER_TITLE, families, notes)
+
+
+def _held_out_note(rows: list) -> str:
+    """The held-out gpu-roofline points on big chips, by intensity band: mean measured vs predicted W."""
+    from validation import power_refs
+
+    parts = []
+    for gpu, (preset, tag) in power_refs.ROOFLINE_PRESETS.items():
+        xs = [r for r in rows if r.gpu == gpu]
+        if not xs:
+            continue
+        bands = []
+        for lo, hi in ((0.0, 2.0), (2.0, 16.0), (16.0, 1e9)):
+            b = [r for r in xs if lo <= r.flop_per_byte < hi]
+            if b:
+                bands.append(f"{lo:g}-{hi:g} FLOP/B {sum(r.measured_w for r in b) / len(b):.0f} W measured, "
+                             f"{sum(r.predicted_w for r in b) / len(b):.0f} predicted".replace("-1e+09", "+"))
+        boards = len({r.device_id for r in xs})
+        plural = "s" if boards > 1 else ""
+        parts.append(f"{tag} ({preset}, {boards} board{plural}, {len(xs)} points): " + "; ".join(bands))
+        got, model = power_refs.decompose(xs), power_refs.decompose(xs, predicted=True)
+        parts.append(f"{tag} split P = constant + per warp instruction + per DRAM byte (least squares over the "
+                     f"intensities): measured {got.constant_w:.0f} W + {got.instruction_j * 1e12:.0f} pJ + "
+                     f"{got.dram_j_per_byte * 1e12:.0f} pJ/B (rms {got.rms_w:.1f} W), model "
+                     f"{model.constant_w:.0f} W + {model.instruction_j * 1e12:.0f} pJ + "
+                     f"{model.dram_j_per_byte * 1e12:.0f} pJ/B")
+    return ("*_roofline: held-out gpu-roofline on big chips (gpu-benches commit e4e93a3, nothing fitted to it), no "
+            "budget: " + " | ".join(parts))
 
 
 GPU_STREAM_TITLE = ("streaming CUDA/HIP kernels measured by gpu-benches (gpu-stream) on ten NVIDIA and AMD GPUs "

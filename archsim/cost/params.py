@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from archsim.energy.chip import chip_power
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
@@ -258,10 +259,11 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     if (core := memo.get(key)) is None:
         core = memo[key] = _gpu_core(sm, l2, dram, eff, en, tc_obj, clock)
     row = [g.sm_count, clock, *core[0], g.sector_bytes, *core[1], g.static_power_w + dram.background_power_w]
-    key = ("power", id(pw), id(dram), g.effective_power_limit_w, clock)
+    key = ("power", id(pw), id(dram), g.effective_power_limit_w, clock, g.sm_count, g.die_area_m2, g.die_sm_count,
+           g.static_power_w)
     if (part := memo.get(key)) is None:
         part = memo[key] = _power_row(pw, g.effective_power_limit_w, clock, dram.background_power_w,
-                                      dram.bandwidth_bytes_per_s)
+                                      dram.bandwidth_bytes_per_s, g)
     row += part
     s = en.scale
     tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
@@ -333,15 +335,28 @@ def _gpu_tables(lanes: dict, tc: dict, tc_obj: Any, en: Any, s: float, tensor_pe
 
 
 def _power_row(pw: PowerModel | None, limit_w: float, clock_hz: float, background_w: float,
-               dram_bandwidth: float) -> list[float]:
+               dram_bandwidth: float, gpu: Any = None) -> list[float]:
     """The power-model values of a device (``_GPU_SCALARS`` from ``has_power`` on); a device without
-    a power model gets an inert row (no limit, flat curve, zero terms)."""
+    a power model gets an inert row (no limit, flat curve, zero terms). An area-form power model
+    (a GPU's) gets its terms from the die (:func:`archsim.energy.chip.chip_power`)."""
     if pw is None:
         return [0.0, float("inf"), 0.0, background_w, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0,
                 0.5 * clock_hz, clock_hz, clock_hz]
-    return [1.0, limit_w, pw.board_power_w, background_w, pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth,
-            pw.core_leakage_power_w, pw.uncore_leakage_power_w, pw.leakage_voltage_exponent, pw.core_clock_power_w,
-            pw.issue_energy_j, pw.noc_energy_j_per_byte, pw.dram_interface_energy_j_per_byte, pw.v_min_v,
+    if pw.area_form:
+        if gpu is None:
+            raise EngineError("the power model's area terms (leakage_power_density, ...) describe a GPU die; "
+                              "a CPU's power model takes the per-unit terms")
+        c = chip_power(pw, gpu.die_area_m2, gpu.die_sm_count, gpu.sm_count, gpu.static_power_w, background_w,
+                       dram_bandwidth)
+        board, core_leak, uncore_leak, core_clock, noc = (c.board_w, c.core_leakage_w, c.uncore_leakage_w,
+                                                          c.core_clock_w, c.noc_j_per_byte)
+    else:
+        board, core_leak, uncore_leak, core_clock, noc = (pw.board_power_w, pw.core_leakage_power_w,
+                                                          pw.uncore_leakage_power_w, pw.core_clock_power_w,
+                                                          pw.noc_energy_j_per_byte)
+    return [1.0, limit_w, board, background_w, pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth,
+            core_leak, uncore_leak, pw.leakage_voltage_exponent, core_clock,
+            pw.issue_energy_j, noc, pw.dram_interface_energy_j_per_byte, pw.v_min_v,
             pw.v_max_v, pw.knee_clock_hz, pw.max_voltage_clock_hz, min(pw.min_clock_hz, clock_hz)]
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import simpy
 
 from archsim.cost import CostOptions
+from archsim.energy.chip import static_board_w
 from archsim.engines.desim.build import (
     HardwareView,
     assign_lanes,
@@ -267,7 +268,9 @@ def _static_w(hw: HardwareView, records: list[Record], replicas: int, loader: An
     kinds = {rec.task.executor for rec in records if rec.task is not None}
     out = {}
     if hw.gpu is not None and ("gpu" in kinds or ("copy" in kinds and hw.host_link is not None)):
-        out["gpu"] = replicas * (hw.gpu.static_power_w + hw.gpu.dram.background_power_w)
+        # The power the roofline charges as each op's ``static`` energy (leakage and clock network,
+        # which the idle power holds, are op energies of their own where the power model has them).
+        out["gpu"] = replicas * (static_board_w(hw.gpu) + hw.gpu.dram.background_power_w)
     if hw.host is not None and ("host" in kinds or loader is not None or (hold_core and "pim" in kinds)):
         out["host"] = hw.host.static_power_w + hw.host.dram.background_power_w
     if hw.pim is not None and "pim" in kinds:

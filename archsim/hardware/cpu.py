@@ -118,6 +118,9 @@ class CPUDevice(HardwareModel):
                 raise ValueError(f"caches: {outer.name} latency is below {inner.name}'s")
         if self.static_power_w > self.tdp_w:
             raise ValueError("static_power exceeds tdp")
+        if self.power is not None and self.power.area_form:
+            raise ValueError("a CPU's power model takes the per-unit terms (board_power, core_leakage_power, "
+                             "uncore_leakage_power, core_clock_power, noc_energy), not the area terms")
         return self
 
     @property

@@ -21,7 +21,16 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from archsim.hardware.base import HardwareModel, Precision, si
-from archsim.units import Energy, EnergyPerByte, EnergyPerFlop, Frequency, Power
+from archsim.units import (
+    Energy,
+    EnergyPerArea,
+    EnergyPerByte,
+    EnergyPerByteLength,
+    EnergyPerFlop,
+    Frequency,
+    Power,
+    PowerPerArea,
+)
 
 ComputeUnit = Literal["vector", "tensor", "special"]
 
@@ -106,25 +115,47 @@ class PowerModel(HardwareModel):
     floor of the process), then linear to ``v_max`` at ``max_voltage_clock``, extrapolated above
     it. A power limit makes the DVFS governor pick the highest clock in ``[min_clock, clock]``
     whose power fits (:func:`archsim.energy.dvfs.solve_clock`).
+
+    The constant terms come in one of two forms, complete: per unit (``board_power``,
+    ``core_leakage_power``, ``uncore_leakage_power``, ``core_clock_power``, ``noc_energy``), or, for a
+    GPU with ``die_area`` and ``die_sm_count``, per die area (``leakage_power_density``,
+    ``clock_energy_density``, ``sm_area_share``, ``wire_energy``; :mod:`archsim.energy.chip` turns
+    them into the same terms, the board power from the device's idle power).
     """
 
-    board_power_w: Power = si("board_power", description="constant power while busy: fans, VRM losses, "
-                              "DRAM refresh (W)")
+    # Per-unit form (CPUs): the constant terms as watts per core and for the uncore.
+    board_power_w: Power | None = si("board_power", default=None, description="constant power while busy: "
+                                     "fans, VRM losses, DRAM refresh (W); per-unit form only")
     phy_power_per_bandwidth_j_per_byte: EnergyPerByte = si(
         "phy_power_per_bandwidth", description="static power of the memory PHYs and controllers per unit of "
         "peak DRAM bandwidth (W per B/s = J/B): more channels, more PHYs")
-    core_leakage_power_w: Power = si("core_leakage_power", description="leakage of one SM (GPU) or core (CPU) at "
-                                     "v_max and operating temperature (W); scales with the fraction the op occupies")
-    uncore_leakage_power_w: Power = si("uncore_leakage_power", description="leakage of the rest of the chip "
-                                       "(L2/LLC, NoC, memory controllers) at v_max (W)")
+    core_leakage_power_w: Power | None = si("core_leakage_power", default=None, description="leakage of one "
+                                            "SM (GPU) or core (CPU) at v_max and operating temperature (W); "
+                                            "scales with the fraction the op occupies; per-unit form only")
+    uncore_leakage_power_w: Power | None = si("uncore_leakage_power", default=None, description="leakage of the "
+                                              "rest of the chip (L2/LLC, NoC, memory controllers) at v_max (W)")
     leakage_voltage_exponent: float = Field(3.0, gt=0, description="leakage power ~ V^n over the DVFS range")
-    core_clock_power_w: Power = si("core_clock_power", description="clock tree and idle pipeline switching of "
-                                   "one SM or core at max_voltage_clock and v_max, whatever the work (W, ~ f V^2)")
+    core_clock_power_w: Power | None = si("core_clock_power", default=None, description="clock tree and idle "
+                                          "pipeline switching of one SM or core at max_voltage_clock and v_max, "
+                                          "whatever the work (W, ~ f V^2); per-unit form only")
+    # Area form (GPUs, with the device's die_area and die_sm_count): archsim.energy.chip.
+    leakage_power_density_w_per_m2: PowerPerArea | None = si(
+        "leakage_power_density", default=None, gt=0, description="leakage per die area at the reference "
+        "supply (REFERENCE_VDD_V) and operating temperature; area form only")
+    clock_energy_density_j_per_m2: EnergyPerArea | None = si(
+        "clock_energy_density", default=None, gt=0, description="clock-network energy per cycle per die area "
+        "at the reference supply (C_clk per area x V_ref^2); area form only")
+    sm_area_share: float | None = Field(None, gt=0, lt=1, description="share of the die area in the SMs "
+                                        "(the rest: L2, crossbar, memory controllers, I/O); area form only")
+    wire_energy_j_per_byte_m: EnergyPerByteLength | None = si(
+        "wire_energy", default=None, gt=0, description="on-chip wire energy per byte per metre at the "
+        "reference supply: a DRAM byte crosses one die side (archsim.energy.chip); area form only")
     issue_energy_j: Energy = si("issue_energy", description="fetch, decode, schedule and operand collection "
                                 "per warp instruction (GPU) or per instruction (CPU, incl. out-of-order "
                                 "rename/ROB/scheduler), at v_max (J)")
-    noc_energy_j_per_byte: EnergyPerByte = si("noc_energy", description="on-chip network per byte between "
-                                              "the cores/SMs and the last-level cache, at v_max")
+    noc_energy_j_per_byte: EnergyPerByte | None = si("noc_energy", default=None, description="on-chip "
+                                                     "network per byte between the cores/SMs and the last-level "
+                                                     "cache, at v_max; per-unit form only")
     dram_interface_energy_j_per_byte: EnergyPerByte = si(
         "dram_interface_energy", description="memory controller and PHY on the processor side per DRAM byte "
         "(the DRAM's own core and I/O energy is the memory's read/write energy)")
@@ -134,8 +165,23 @@ class PowerModel(HardwareModel):
     max_voltage_clock_hz: Frequency = si("max_voltage_clock", gt=0, description="clock at v_max")
     min_clock_hz: Frequency = si("min_clock", gt=0, description="lowest clock the governor uses")
 
+    @property
+    def area_form(self) -> bool:
+        """True where the constant terms and the NoC energy follow from the die (archsim.energy.chip)."""
+        return self.leakage_power_density_w_per_m2 is not None
+
     @model_validator(mode="after")
     def _curve(self) -> PowerModel:
+        unit = [self.board_power_w, self.core_leakage_power_w, self.uncore_leakage_power_w, self.core_clock_power_w,
+                self.noc_energy_j_per_byte]
+        area = [self.leakage_power_density_w_per_m2, self.clock_energy_density_j_per_m2, self.sm_area_share,
+                self.wire_energy_j_per_byte_m]
+        if not (all(v is not None for v in unit) and all(v is None for v in area)
+                or all(v is None for v in unit) and all(v is not None for v in area)):
+            raise ValueError("give either the per-unit terms (board_power, core_leakage_power, "
+                             "uncore_leakage_power, core_clock_power, noc_energy) or the area terms "
+                             "(leakage_power_density, clock_energy_density, sm_area_share, wire_energy), "
+                             "all of one and none of the other")
         if self.v_min_v > self.v_max_v:
             raise ValueError(f"v_min {self.v_min_v} V exceeds v_max {self.v_max_v} V")
         if self.knee_clock_hz >= self.max_voltage_clock_hz:

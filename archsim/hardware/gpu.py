@@ -21,7 +21,7 @@ from pydantic import Field, model_validator
 from archsim.hardware.base import HardwareModel, NonNegativeInt, Precision, Source, si
 from archsim.hardware.energy import MAX_NODE_NM, EnergyTable, PowerModel
 from archsim.hardware.memory import DRAM, Cache
-from archsim.units import Frequency, Power, Size, Time
+from archsim.units import Area, Frequency, Power, Size, Time
 
 
 class StreamingMultiprocessor(HardwareModel):
@@ -182,6 +182,10 @@ class GPUDevice(HardwareModel):
     energy: EnergyTable
     static_power_w: Power = si("static_power", description="idle power")
     tdp_w: Power = si("tdp", gt=0)
+    die_area_m2: Area | None = si("die_area", gt=0, default=None, description="area of the GPU die (the "
+                                  "whole die, fused-off SMs included), m^2; the power model's area form needs it")
+    die_sm_count: int | None = Field(None, gt=0, description="SMs on the full die (enabled or not); the "
+                                     "power model's area form needs it")
     power_limit_w: Power | None = si("power_limit", gt=0, default=None,
                                      description="board power limit the DVFS governor enforces; None: tdp")
     power: PowerModel | None = Field(None, description="board/leakage/clock power and the V-f curve; "
@@ -201,6 +205,8 @@ class GPUDevice(HardwareModel):
             raise ValueError(f"l2.line_size {self.l2.line_bytes} is not a multiple of sector_bytes {self.sector_bytes}")
         if self.infinity_cache is not None and self.infinity_cache.size_bytes <= self.l2.size_bytes:
             raise ValueError("infinity_cache.size must be larger than l2.size")
+        if self.power is not None and self.power.area_form and (self.die_area_m2 is None or self.die_sm_count is None):
+            raise ValueError("the power model's area terms need die_area and die_sm_count")
         return self
 
     @property

@@ -5,6 +5,7 @@ import math
 import pytest
 
 import archsim
+from archsim.energy.chip import static_board_w
 from archsim.engines import estimate
 from archsim.engines.des import DataParallel, InputPipeline, PIMOffload, prepare_des, steady_step_s
 from archsim.engines.desim.collective import ring_allreduce_s
@@ -106,7 +107,7 @@ def test_data_parallel_adds_the_ring_all_reduce(dgx):
     bucketed = estimate(g, dgx, engine="des", data_parallel=DataParallel(gpus=8, bucket_bytes=2**20))
     assert one <= bucketed.latency_s <= res.latency_s * (1 + 1e-9)
     assert res.energy_breakdown_j["static"] == pytest.approx(
-        8 * (dgx.gpu.static_power_w + dgx.gpu.dram.background_power_w) * res.latency_s, rel=1e-9)
+        8 * (static_board_w(dgx.gpu) + dgx.gpu.dram.background_power_w) * res.latency_s, rel=1e-9)
 
 
 def test_pim_offload_waiting_or_overlapping():
