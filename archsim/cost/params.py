@@ -320,16 +320,19 @@ def _gpu_tables(lanes: dict, tc: dict, tc_obj: Any, en: Any, s: float, tensor_pe
         part = memo[key] = [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
     row += part
     vj, tj, aj = en.vector_flop_j, en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
-    tj_key = tuple(tj.items())
+    # Tensor Core operand delivery: the same energy per FLOP on top of every precision's MAC energy.
+    op_j = en.tensor_operand_flop_j
+    tj_key = (tuple(tj.items()), op_j)
     key = ("energy", s, tuple(vj.items()), tj_key)
     if (part := memo.get(key)) is None:
-        part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
+        part = memo[key] = ([_energy(vj, p, s) for p in PRECISIONS]
+                            + [_energy(tj, p, s) + op_j * s for p in PRECISIONS])
     row += part
     acc = tc_obj.fp16_accumulate_flop_per_cycle_per_sm if tc_obj else {}
     key = ("fp16-accumulate", tc_key, tuple(acc.items()), tensor_per_clock, s, tj_key, tuple(aj.items()))
     if (part := memo.get(key)) is None:
         part = memo[key] = ([acc.get(p, tc.get(p, 0)) * tensor_per_clock for p in PRECISIONS]
-                            + [_energy(aj if p in aj else tj, p, s) for p in PRECISIONS])
+                            + [_energy(aj if p in aj else tj, p, s) + op_j * s for p in PRECISIONS])
     row += part
     return row
 
@@ -466,7 +469,8 @@ class CPUParams:
             op_overhead_s=_arr([c.efficiency.op_overhead_s for c in d]),
             vector_flop_j={p: _arr([_energy(c.energy.vector_flop_j, p, s) for c, s in zip(d, sc, strict=True)])
                            for p in PRECISIONS},
-            matrix_flop_j={p: _arr([_energy(c.energy.tensor_flop_j, p, s) for c, s in zip(d, sc, strict=True)])
+            matrix_flop_j={p: _arr([_energy(c.energy.tensor_flop_j, p, s) + c.energy.tensor_operand_flop_j * s
+                                    for c, s in zip(d, sc, strict=True)])
                            for p in PRECISIONS},
             special_flop_j=_arr([c.energy.special_flop_j * s for c, s in zip(d, sc, strict=True)]),
             register_j_per_byte=_arr([c.energy.register_access_j_per_byte for c in d]),

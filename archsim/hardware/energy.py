@@ -61,6 +61,13 @@ class EnergyTable(HardwareModel):
         description="per FLOP on Tensor Cores of fp16 / fp8 inputs accumulated in fp16 (an op's "
                     "accumulate_dtype='fp16'); tensor_flop is the fp32-accumulate energy. Absent: tensor_flop",
     )
+    tensor_operand_flop_j: EnergyPerFlop = Field(
+        0.0, ge=0, alias="tensor_operand_flop",
+        description="per FLOP on matrix units, every precision, on top of tensor_flop (the MAC energies, "
+                    "math only): operand delivery and datapath switching inside the Tensor Core (register "
+                    "and shared-memory operands to the MMA array, its latches and reduction tree); 0: not "
+                    "modelled (the MAC energy alone)",
+    )
     special_flop_j: EnergyPerFlop = si("special_flop", description="per special-function op (exp, rsqrt)")
     register_j_per_byte: EnergyPerByte = si("register", description="register-file access per byte")
 
@@ -82,7 +89,8 @@ class EnergyTable(HardwareModel):
             raise KeyError(
                 f"energy table has no {unit} FLOP energy for {precision!r}; it has {sorted(table)}"
             )
-        return table[precision] * self.scale  # type: ignore[index]
+        extra = self.tensor_operand_flop_j if unit == "tensor" else 0.0
+        return (table[precision] + extra) * self.scale  # type: ignore[index,operator]
 
     def sram_j_per_byte(self, reference_j_per_byte: float) -> float:
         """Scale an SRAM access energy stated at the reference node to this device's node."""
