@@ -129,10 +129,6 @@ def run(smoke: bool) -> ScenarioOutput:
         "energy (fetch, decode, scheduling, operand collection), counted with arithmetic as the control that "
         "drives it, and the on-chip network and memory-interface energies, counted as movement: instruction "
         "overhead, not the FMA itself, is most of a GPU's arithmetic-side energy.",
-        "The A100's Tensor Core energy holds, besides Dally's MAC energy, an operand-delivery term calibrated "
-        "on a power-limited GEMM (energy.tensor_operand_flop, models/README.md); it is counted as arithmetic, "
-        "though part of it moves operands inside the Tensor Core, so the GEMM-heavy BERT-base can fall on the "
-        "arithmetic side of Horowitz's claim.",
     ]
     unverified = table.loc[table["verification"].str.contains("UNVERIFIED"), "item"].tolist()
     if unverified:

@@ -87,6 +87,8 @@ class GPUParams:
     tensor_fp16_accumulate_flop_per_cycle_per_sm: dict[str, np.ndarray]
     tensor_fp16_accumulate_flop_j: dict[str, np.ndarray]
     special_flop_j: np.ndarray
+    # Tensor Core operand delivery per 16-bit MMA FLOP (energy.tensor_operand_flop, node-scaled).
+    tensor_operand_flop_j: np.ndarray
     register_j_per_byte: np.ndarray
     l1_read_j_per_byte: np.ndarray
     l1_write_j_per_byte: np.ndarray
@@ -228,7 +230,8 @@ _GPU_SCALARS = (
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
     "gemm_max_split_k",
     "tensor_channel_multiple", "tensor_flop_per_instruction",
-    "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
+    "conv_nchw_transposes", "special_flop_j", "tensor_operand_flop_j", "register_j_per_byte", "l1_read_j_per_byte",
+    "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
     "phy_power_w", "core_leakage_w", "uncore_leakage_w", "leakage_exponent", "core_clock_power_w", "issue_j",
@@ -297,7 +300,8 @@ def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
         tc_obj.channel_multiple if tc_obj else 1,
         tc_obj.flop_per_instruction if tc_obj else MMA_FLOP_PER_INSTRUCTION,
         float(eff.conv_nchw_transposes),
-        en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
+        en.special_flop_j * s, en.tensor_operand_flop_j * s, en.register_access_j_per_byte,
+        l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
     ]
@@ -320,19 +324,16 @@ def _gpu_tables(lanes: dict, tc: dict, tc_obj: Any, en: Any, s: float, tensor_pe
         part = memo[key] = [tc.get(p, 0) * tensor_per_clock for p in PRECISIONS]
     row += part
     vj, tj, aj = en.vector_flop_j, en.tensor_flop_j, en.tensor_flop_fp16_accumulate_j
-    # Tensor Core operand delivery: the same energy per FLOP on top of every precision's MAC energy.
-    op_j = en.tensor_operand_flop_j
-    tj_key = (tuple(tj.items()), op_j)
+    tj_key = tuple(tj.items())
     key = ("energy", s, tuple(vj.items()), tj_key)
     if (part := memo.get(key)) is None:
-        part = memo[key] = ([_energy(vj, p, s) for p in PRECISIONS]
-                            + [_energy(tj, p, s) + op_j * s for p in PRECISIONS])
+        part = memo[key] = [_energy(vj, p, s) for p in PRECISIONS] + [_energy(tj, p, s) for p in PRECISIONS]
     row += part
     acc = tc_obj.fp16_accumulate_flop_per_cycle_per_sm if tc_obj else {}
     key = ("fp16-accumulate", tc_key, tuple(acc.items()), tensor_per_clock, s, tj_key, tuple(aj.items()))
     if (part := memo.get(key)) is None:
         part = memo[key] = ([acc.get(p, tc.get(p, 0)) * tensor_per_clock for p in PRECISIONS]
-                            + [_energy(aj if p in aj else tj, p, s) + op_j * s for p in PRECISIONS])
+                            + [_energy(aj if p in aj else tj, p, s) for p in PRECISIONS])
     row += part
     return row
 
@@ -469,8 +470,7 @@ class CPUParams:
             op_overhead_s=_arr([c.efficiency.op_overhead_s for c in d]),
             vector_flop_j={p: _arr([_energy(c.energy.vector_flop_j, p, s) for c, s in zip(d, sc, strict=True)])
                            for p in PRECISIONS},
-            matrix_flop_j={p: _arr([_energy(c.energy.tensor_flop_j, p, s) + c.energy.tensor_operand_flop_j * s
-                                    for c, s in zip(d, sc, strict=True)])
+            matrix_flop_j={p: _arr([_energy(c.energy.tensor_flop_j, p, s) for c, s in zip(d, sc, strict=True)])
                            for p in PRECISIONS},
             special_flop_j=_arr([c.energy.special_flop_j * s for c, s in zip(d, sc, strict=True)]),
             register_j_per_byte=_arr([c.energy.register_access_j_per_byte for c in d]),

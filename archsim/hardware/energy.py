@@ -63,10 +63,11 @@ class EnergyTable(HardwareModel):
     )
     tensor_operand_flop_j: EnergyPerFlop = Field(
         0.0, ge=0, alias="tensor_operand_flop",
-        description="per FLOP on matrix units, every precision, on top of tensor_flop (the MAC energies, "
-                    "math only): operand delivery and datapath switching inside the Tensor Core (register "
-                    "and shared-memory operands to the MMA array, its latches and reduction tree); 0: not "
-                    "modelled (the MAC energy alone)",
+        description="per FLOP of a 16-bit MMA on GPU Tensor Cores, on top of tensor_flop (the MAC energies, "
+                    "math only): operand delivery inside the Tensor Core (register and shared-memory operands "
+                    "to the MMA array, its latches and reduction tree); other precisions scale with their "
+                    "MMA's operand bytes per FLOP (archsim.hardware.gpu.MMA_OPERAND_BYTES_PER_FLOP); reported "
+                    "as its own energy component, tensor_operand (data movement); 0: not modelled",
     )
     special_flop_j: EnergyPerFlop = si("special_flop", description="per special-function op (exp, rsqrt)")
     register_j_per_byte: EnergyPerByte = si("register", description="register-file access per byte")
@@ -89,8 +90,7 @@ class EnergyTable(HardwareModel):
             raise KeyError(
                 f"energy table has no {unit} FLOP energy for {precision!r}; it has {sorted(table)}"
             )
-        extra = self.tensor_operand_flop_j if unit == "tensor" else 0.0
-        return (table[precision] + extra) * self.scale  # type: ignore[index,operator]
+        return table[precision] * self.scale  # type: ignore[index]
 
     def sram_j_per_byte(self, reference_j_per_byte: float) -> float:
         """Scale an SRAM access energy stated at the reference node to this device's node."""

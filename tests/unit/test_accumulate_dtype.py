@@ -56,15 +56,11 @@ def test_fp16_accumulate_mac_energy_is_lower_by_the_horowitz_ratio(name):
     wide, narrow = _gemm(gpu, None), _gemm(gpu, "fp16")
     # Horowitz (ISSCC 2014, 45 nm): fp16 mult 1.1 pJ + fp32 add 0.9 pJ = 2.0 pJ vs + fp16 add 0.4 pJ
     # = 1.5 pJ: 0.75; the presets' tensor_flop fp16 0.86 pJ -> tensor_flop_fp16_accumulate 0.645 pJ.
-    # No bias: the compute energy is the tensor MACs plus the operand-delivery energy per FLOP
-    # (energy.tensor_operand_flop: 0 on the RTX 4090, 6.6 pJ on the A100), which does not depend on the
-    # accumulator.
+    # No bias: the compute energy is the tensor MACs alone.
+    ratio = narrow.energy_breakdown_j["compute"] / wide.energy_breakdown_j["compute"]
+    assert ratio == pytest.approx(1.5 / 2.0, rel=1e-12)
     e = gpu.energy
-    operand = FLOP * e.tensor_operand_flop_j * e.scale
-    ratio = (narrow.energy_breakdown_j["compute"] - operand) / (wide.energy_breakdown_j["compute"] - operand)
-    assert ratio == pytest.approx(1.5 / 2.0, rel=1e-9)
-    assert narrow.energy_breakdown_j["compute"] == pytest.approx(FLOP * (0.645e-12 + e.tensor_operand_flop_j)
-                                                                 * e.scale, rel=1e-12)
+    assert narrow.energy_breakdown_j["compute"] == pytest.approx(FLOP * 0.645e-12 * e.scale, rel=1e-12)
     units = gpu_cost.cost(ops.Gemm(N, N, N, dtype="fp16", accumulate_dtype="fp16"),
                           GPUParams.from_devices([gpu])).flop_by_unit
     assert {k: float(v[0]) for k, v in units.items()} == {"tensor:fp16:fp16": FLOP, "vector:fp16": 0.0}
