@@ -23,10 +23,11 @@ if TYPE_CHECKING:  # pandas costs ~0.2-0.5 s to import: only the frame methods l
 
 __all__ = ["OpResult", "RunResult", "TimelineEntry", "ENERGY_ARITHMETIC", "ENERGY_STATIC"]
 
-# Energy components that are not data movement; every other component is (register, l1, l2, l3,
-# noc, dram, dram_interface, link, pim). ``issue`` (instruction fetch/decode/scheduling/operand
-# collection) is the control that drives the arithmetic; ``static`` (board and DRAM background),
-# ``leakage`` and ``clock`` (the clock network) are drawn whatever the op does.
+# Energy components that are not data movement; every other component is (register,
+# tensor_operand, l1, l2, l3, noc, dram, dram_interface, link, pim). ``issue`` (instruction
+# fetch/decode/scheduling/operand collection) is the control that drives the arithmetic;
+# ``static`` (board and DRAM background), ``leakage`` and ``clock`` (the clock network) are drawn
+# whatever the op does.
 ENERGY_ARITHMETIC = ("compute", "issue")
 ENERGY_STATIC = ("static", "leakage", "clock")
 

@@ -178,7 +178,8 @@ def power_section(folder: Path) -> Section | None:
         "L40 device 1 runs at 350 W (L40S-class limit and 2520 MHz boost): evaluated with power_limit = 350 W, "
         "reported without a budget",
         f"largest clock error within the budgeted families: {worst:.1f} %",
-        "clock_a100_hpl and tflops_a100_gemm16: one published A100 figure each under the 400 W limit, no budget "
+        "clock_a100_hpl (reference) and tflops_a100_gemm16 (calibration point of the A100's tensor_operand_flop "
+        "and tensor_efficiency): one published A100 figure each under the 400 W limit, no budget "
         "(validation/power_refs.py): "
         + "; ".join(f"{r.family} published {r.published:g} {r.quantity}, predicted "
                     f"{power_refs.predict(r)[r.quantity]:.0f} at {power_refs.predict(r)['clock_mhz']:.0f} MHz, "

@@ -42,6 +42,7 @@ from archsim.cost.params import GPUParams
 from archsim.cost.types import CostArrays
 from archsim.energy import EnergyPrices, account
 from archsim.errors import EngineError
+from archsim.hardware.gpu import MMA_OPERAND_BYTES_PER_FLOP
 
 __all__ = ["cost"]
 
@@ -97,6 +98,13 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     activations = level_bytes["dram"] / p.dram_row_buffer_bytes
     energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
                      np.zeros(p.n), latency)
+    if np.any(p.tensor_operand_flop_j > 0.0):
+        # Operand delivery inside the Tensor Cores: per 16-bit MMA FLOP, scaled by each precision's
+        # operand bytes per FLOP; data movement, reported apart from the MAC energies ("compute").
+        operand = [flop_units[k] * (MMA_OPERAND_BYTES_PER_FLOP[k.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"])
+                   for k in flop_units if k.startswith("tensor:")]
+        if operand:
+            energy["tensor_operand"] = sum(operand[1:], operand[0]) * p.tensor_operand_flop_j
     times = {**times, "overhead": overhead}
     return CostArrays(kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s=times,
                       bytes_by_level=level_bytes, flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes,

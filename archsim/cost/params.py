@@ -87,6 +87,8 @@ class GPUParams:
     tensor_fp16_accumulate_flop_per_cycle_per_sm: dict[str, np.ndarray]
     tensor_fp16_accumulate_flop_j: dict[str, np.ndarray]
     special_flop_j: np.ndarray
+    # Tensor Core operand delivery per 16-bit MMA FLOP (energy.tensor_operand_flop, node-scaled).
+    tensor_operand_flop_j: np.ndarray
     register_j_per_byte: np.ndarray
     l1_read_j_per_byte: np.ndarray
     l1_write_j_per_byte: np.ndarray
@@ -228,7 +230,8 @@ _GPU_SCALARS = (
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
     "gemm_max_split_k",
     "tensor_channel_multiple", "tensor_flop_per_instruction",
-    "conv_nchw_transposes", "special_flop_j", "register_j_per_byte", "l1_read_j_per_byte", "l1_write_j_per_byte",
+    "conv_nchw_transposes", "special_flop_j", "tensor_operand_flop_j", "register_j_per_byte", "l1_read_j_per_byte",
+    "l1_write_j_per_byte",
     "l2_read_j_per_byte", "l2_write_j_per_byte", "dram_read_j_per_byte", "dram_write_j_per_byte",
     "dram_activation_j", "static_power_w", *("has_power", "power_limit_w", "board_power_w", "dram_background_w",
     "phy_power_w", "core_leakage_w", "uncore_leakage_w", "leakage_exponent", "core_clock_power_w", "issue_j",
@@ -297,7 +300,8 @@ def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
         tc_obj.channel_multiple if tc_obj else 1,
         tc_obj.flop_per_instruction if tc_obj else MMA_FLOP_PER_INSTRUCTION,
         float(eff.conv_nchw_transposes),
-        en.special_flop_j * s, en.register_access_j_per_byte, l1.read_energy_j_per_byte * s,
+        en.special_flop_j * s, en.tensor_operand_flop_j * s, en.register_access_j_per_byte,
+        l1.read_energy_j_per_byte * s,
         l1.write_energy_j_per_byte * s, l2.read_energy_j_per_byte * s, l2.write_energy_j_per_byte * s,
         dram.read_energy_j_per_byte, dram.write_energy_j_per_byte, dram.activation_energy_j,
     ]

@@ -61,6 +61,14 @@ class EnergyTable(HardwareModel):
         description="per FLOP on Tensor Cores of fp16 / fp8 inputs accumulated in fp16 (an op's "
                     "accumulate_dtype='fp16'); tensor_flop is the fp32-accumulate energy. Absent: tensor_flop",
     )
+    tensor_operand_flop_j: EnergyPerFlop = Field(
+        0.0, ge=0, alias="tensor_operand_flop",
+        description="per FLOP of a 16-bit MMA on GPU Tensor Cores, on top of tensor_flop (the MAC energies, "
+                    "math only): operand delivery inside the Tensor Core (register and shared-memory operands "
+                    "to the MMA array, its latches and reduction tree); other precisions scale with their "
+                    "MMA's operand bytes per FLOP (archsim.hardware.gpu.MMA_OPERAND_BYTES_PER_FLOP); reported "
+                    "as its own energy component, tensor_operand (data movement); 0: not modelled",
+    )
     special_flop_j: EnergyPerFlop = si("special_flop", description="per special-function op (exp, rsqrt)")
     register_j_per_byte: EnergyPerByte = si("register", description="register-file access per byte")
 

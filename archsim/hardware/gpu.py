@@ -69,6 +69,18 @@ MMA_FLOP_PER_INSTRUCTION = 4096.0
 """Default FLOP of one issued warp MMA: mma.sync m16n8k16 = 2 x 16 x 8 x 16 (PTX ISA, Warp-level MMA shapes),
 one HMMA.16816 SASS instruction from sm_80 on."""
 
+MMA_OPERAND_BYTES_PER_FLOP: dict[str, float] = {
+    "fp16": 768 / 4096, "bf16": 768 / 4096,  # m16n8k16: A 16x16 + B 16x8 at 2 B = 768 B per 4096 FLOP
+    "tf32": 768 / 2048, "fp32": 768 / 2048,  # m16n8k8 (fp32 inputs run as tf32): A 16x8 + B 8x8 at 4 B
+    "fp8": 768 / 8192, "int8": 768 / 8192,  # m16n8k32: A 16x32 + B 32x8 at 1 B = 768 B per 8192 FLOP
+    "int4": 768 / 16384,  # m16n8k64: A 16x64 + B 64x8 at 0.5 B
+    "fp64": 512 / 512,  # m8n8k4: A 8x4 + B 4x8 at 8 B = 512 B per 512 FLOP
+}
+"""A and B operand bytes an MMA reads per FLOP, by input precision, from the PTX ISA's warp-level
+``mma.sync`` shapes (the largest shape per precision on sm_80). The Tensor Core operand-delivery
+energy (``energy.tensor_operand_flop``, stated per 16-bit FLOP) scales with it: the same wires and
+latches carry half the bytes per FLOP for 8-bit inputs and twice for tf32."""
+
 
 class TensorCore(HardwareModel):
     """Matrix-multiply-accumulate units: dense (non-sparse) FLOP per cycle per SM per precision."""

@@ -126,7 +126,10 @@ def test_either_form_not_both():
 
 def test_area_form_changes_only_the_constant_terms_and_noc():
     # The per-unit presets are untouched; the area form of the same chip prices the same actions.
-    g0, g1 = load_preset("gpu/a100-sxm4-40gb"), area_form("gpu/a100-sxm4-40gb")
+    # Both at the boost clock (the power limit held off): the two forms' constant terms differ, so a
+    # Tensor Core GEMM near the 400 W limit would run at different clocks and V^2 scales.
+    g0, g1 = (g.model_copy(update={"power_limit_w": "1 MW"})
+              for g in (load_preset("gpu/a100-sxm4-40gb"), area_form("gpu/a100-sxm4-40gb")))
     op = archsim.ops.Gemm(2048, 2048, 2048, dtype="fp16")
     e0, e1 = archsim.estimate(op, g0).energy_breakdown_j, archsim.estimate(op, g1).energy_breakdown_j
     for k in ("compute", "register", "l1", "l2", "dram", "issue"):
