@@ -34,7 +34,7 @@ def _run_label(result: Any) -> str:
 # outwards in greens, oranges and reds. Keys not listed take the palette's free colours.
 FIXED_COLOURS = {
     "compute": "#0072B2", "issue": "#56B4E9", "static": "#777777", "leakage": "#BBBBBB", "clock": "#F0E442",
-    "register": "#332288", "tensor_operand": "#88CCEE", "l1": "#009E73", "shared": "#44AA99", "l2": "#E69F00",
+    "register": "#332288", "tensor_operand": "#999933", "l1": "#009E73", "shared": "#44AA99", "l2": "#E69F00",
     "l3": "#DDCC77",
     "noc": "#117733", "dram": "#D55E00", "dram_interface": "#CC6677", "link": "#CC79A7", "pim": "#882255",
     "compute:tensor": "#0072B2", "compute:vector": "#56B4E9", "compute:special": "#332288",
