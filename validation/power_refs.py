@@ -124,14 +124,15 @@ def _predicted_rate(preset: str, blocks: int, inner_its: int) -> float:
 
 
 def roofline_families(rows: list) -> list[tuple[str, int, float, float | None]]:
-    """(family, n, MAPE %, no budget): power and clock of each held-out GPU."""
+    """(family, n, MAPE %, no budget): power and clock of each held-out GPU (:func:`validation.power.summary`)."""
+    from validation.power import summary
+
+    per_gpu = summary(rows)
     out = []
     for gpu, (_preset, tag) in ROOFLINE_PRESETS.items():
-        xs = [r for r in rows if r.gpu == gpu]
-        if not xs:
-            continue
-        out.append((f"power_{tag}_roofline", len(xs), sum(abs(x.power_error_pct) for x in xs) / len(xs), None))
-        out.append((f"clock_{tag}_roofline", len(xs), sum(abs(x.clock_error_pct) for x in xs) / len(xs), None))
+        if (s := per_gpu.get(gpu)) is not None:
+            out.append((f"power_{tag}_roofline", int(s["n"]), s["power_mape_pct"], None))
+            out.append((f"clock_{tag}_roofline", int(s["n"]), s["clock_mape_pct"], None))
     return out
 
 

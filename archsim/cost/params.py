@@ -346,10 +346,7 @@ def _power_row(pw: PowerModel | None, limit_w: float, clock_hz: float, backgroun
     if pw is None:
         return [0.0, float("inf"), 0.0, background_w, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0,
                 0.5 * clock_hz, clock_hz, clock_hz]
-    if pw.area_form:
-        if gpu is None:
-            raise EngineError("the power model's area terms (leakage_power_density, ...) describe a GPU die; "
-                              "a CPU's power model takes the per-unit terms")
+    if pw.area_form:  # GPUs only (CPUDevice rejects the area terms)
         c = chip_power(pw, gpu.die_area_m2, gpu.die_sm_count, gpu.sm_count, gpu.static_power_w, background_w,
                        dram_bandwidth)
         board, core_leak, uncore_leak, core_clock, noc = (c.board_w, c.core_leakage_w, c.uncore_leakage_w,

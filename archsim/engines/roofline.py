@@ -72,7 +72,8 @@ class _Coster:
     """Costs the ops of a run at H hardware points, packing parameters once per device role.
 
     Distinct ops are costed once; GPU ops are costed together by :func:`archsim.cost.gpu_batch.
-    cost_many` (each kernel class one stacked numpy pass), other roles one op at a time.
+    governed_many` (each kernel class one stacked numpy pass, then one power-model pass), other roles
+    one op at a time.
     """
 
     def __init__(self, hardware: Sequence[Any], options: CostOptions) -> None:

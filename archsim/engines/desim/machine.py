@@ -152,10 +152,8 @@ class Machine:
 
     def reserve_cores(self, n: int) -> None:
         """Hold ``n`` host cores for the whole run (the training processes' main threads), before any
-        process starts: loader workers and host ops share the rest."""
-        if n >= self.cores.capacity:
-            raise EngineError(f"the training processes' main threads hold {n} host core(s) of "
-                              f"{self.cores.capacity}: none is left for loader workers")
+        process starts: loader workers and host ops share the rest (``n`` below the host's cores:
+        checked with the run's inputs, ``des._validate``)."""
         self.cores.free -= n
         self.reserved_cores = n
 

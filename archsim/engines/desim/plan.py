@@ -145,7 +145,7 @@ class Coster:
     def prefetch(self, ops: Any) -> None:
         """Cost the distinct GPU ops of ``ops`` (on their default device) in one stacked pass.
 
-        :func:`archsim.cost.gpu_batch.cost_many` gives the one-op path's floats to the last bit
+        :func:`archsim.cost.gpu_batch.governed_many` gives the one-op path's floats to the last bit
         (``tests/unit/test_gpu_batch.py``) for a fraction of its per-op Python overhead: a
         ResNet-50 training step has ~160 distinct ops. Later :meth:`cost` calls find them cached.
         """
