@@ -143,3 +143,29 @@ def test_units_of_the_new_fields():
     assert parse("0.04 W/mm^2", "power_per_area") == pytest.approx(4e4)
     assert parse("56 pJ/mm^2", "energy_per_area") == pytest.approx(56e-6)
     assert parse("0.121 pJ/bit/mm", "energy_per_byte_length") == pytest.approx(0.121e-12 * 8 / 1e-3)
+
+
+@pytest.mark.parametrize("preset", [p for p in archsim.presets.list_presets() if p.startswith("gpu/")])
+def test_every_gpu_preset_has_a_power_model_and_limit(preset):
+    # Without a power model a GPU's estimate has no clock, no governor and no component energies
+    # beyond the arithmetic and caches (an MI210 8192^3 fp16 GEMM averaged 63 W at 300 W TDP).
+    g = load_preset(preset)
+    assert g.power is not None
+    r = archsim.estimate(archsim.ops.Gemm(2048, 2048, 2048, dtype="fp32"), g)
+    assert 0.0 < r.ops[0].extra["clock_hz"] <= g.clock_hz
+    assert r.average_power_w <= g.effective_power_limit_w * (1 + 1e-9)
+
+
+def test_mi100_area_form_by_hand():
+    # MI100: 750 mm^2, 120 of 128 CUs, v_max 0.85 V, 1502 MHz, 67.3 pJ/mm^2, 0.01 W/mm^2, share 0.7.
+    # powered = 750 x (0.7 x 120 / 128 + 0.3) = 717.19 mm^2; (0.85 / 0.9)^2 = 0.89198
+    # clock = 67.3e-12 x 717.19 x 0.89198 x 1.502e9 = 64.66 W over 120 CUs = 0.5389 W each
+    # uncore leakage = 0.01 x 225 x (0.85 / 0.9)^3 = 2.25 x 0.84243 = 1.8955 W
+    # NoC = 0.121e-12 x 8 J/B/mm x sqrt(750) mm x 0.89198 = 23.65 pJ/B
+    g = load_preset("gpu/mi100")
+    c = chip_power(g.power, g.die_area_m2, g.die_sm_count, g.sm_count, g.static_power_w,
+                   g.dram.background_power_w, g.dram.bandwidth_bytes_per_s)
+    assert c.powered_area_m2 == pytest.approx(717.19 * MM2, rel=1e-4)
+    assert c.core_clock_w * 120 == pytest.approx(64.66, rel=1e-3)
+    assert c.uncore_leakage_w == pytest.approx(1.8955, rel=1e-3)
+    assert c.noc_j_per_byte == pytest.approx(23.65e-12, rel=1e-3)
