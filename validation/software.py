@@ -44,7 +44,7 @@ SCALING_EFF_BUDGET_PCT = 5.0  # each DGX-1 1 -> 8 GPU per-GPU efficiency (see th
 SAMPLE_BYTES = 224 * 224 * 3  # one prepared uint8 image (fast_collate), normalised on the GPU
 SCALING_STEPS = 3  # steady step: the mean after the first step, bounded below by the loader's period
 KERAS_BUDGET_PCT = 25.0
-_PROFILE = {"fp32": "pytorch-eager", "amp": "pytorch-eager-amp"}
+_PROFILE = {"fp32": "pytorch-eager", "tf32": "pytorch-eager", "amp": "pytorch-eager-amp"}
 # the runs' data backends (the table's source column: 19.10 scripts --data-backend dali-cpu -j8;
 # 21.03 configs.yml data_backend: pytorch, the profiles' own pipeline)
 _DALI_CPU_CONTAINERS = ("19.10",)
@@ -105,26 +105,38 @@ def keras_rows(software: str = "tf1-keras", smoke: bool = False) -> list[dict]:
     return rows
 
 
-def scaling_rows() -> list[dict]:
+SCALING_RUNS: dict[str, tuple[str, str]] = {
+    "dgx1": ("dle_resnet50_training_scaling.csv", "system/dgx-1-v100"),
+    "dgxa100": ("dle_resnet50_training_dgx_a100.csv", "system/dgx-a100-80gb"),
+}
+"""Data-parallel training tables (scenarios/data) and the system each ran on: the DGX-1 16G rows are
+a development set of the input pipeline; the DGX A100 80GB rows are held out (nothing fitted on an
+A100 training run)."""
+
+
+def scaling_rows(system: str = "dgx1") -> list[dict]:
     """Per precision: published and predicted 1 -> 8 GPU per-GPU efficiency (8-GPU img/s over 8 x
-    1-GPU img/s) and one-GPU training throughput on a DGX-1 16G."""
+    1-GPU img/s) and one-GPU training throughput on ``system`` (a key of :data:`SCALING_RUNS`)."""
     import pandas as pd
 
     import archsim
 
-    data = pd.read_csv(archsim_root() / "scenarios" / "data" / "dle_resnet50_training_scaling.csv",
-                       dtype={"container": str})
+    data_file, preset = SCALING_RUNS[system]
+    data = pd.read_csv(archsim_root() / "scenarios" / "data" / data_file, dtype={"container": str})
     from archsim.software import load_software, with_updates
     from archsim.software.loader_cost import PILLOW_DECODE_CYCLES_PER_IMAGE
 
-    hw = archsim.load_preset("system/dgx-1-v100")
+    hw = archsim.load_preset(preset)
     rows = []
     for (container, prec), grp in data.groupby(["container", "precision"], sort=False):
         one, eight = (grp[grp["gpus"] == n].iloc[0] for n in (1, 8))
         batch, profile = int(one.batch_per_gpu), _PROFILE[prec]
         # the run's own tensor layout (the table's memory_format column, from its scripts): the
         # pytorch-19.10 AMP run is NCHW, so its Tensor-Core convolutions pay cuDNN's layout transposes
-        sw = with_updates(load_software(profile), {"channels_last": bool(one.memory_format == "nhwc")})
+        updates: dict = {"channels_last": bool(one.memory_format == "nhwc")}
+        if "workers_per_gpu" in one.index:  # the platform's DataLoader workers (configs.yml), where given
+            updates["data_loading.workers_per_gpu"] = int(one.workers_per_gpu)
+        sw = with_updates(load_software(profile), updates)
         if container in _DALI_CPU_CONTAINERS:
             # DALI's CPU pipeline: its libjpeg-turbo decode priced, its crop and resize not (no figure)
             sw = with_updates(sw, {"data_loading.sample_instructions": PILLOW_DECODE_CYCLES_PER_IMAGE})
@@ -170,12 +182,14 @@ def software_section(smoke: bool = False) -> Section:
         for r in keras_rows(profile, smoke=smoke):
             budget = KERAS_BUDGET_PCT if (profile != "none" and r["model"] != "cifar10_cnn") else None
             families.append(SectionFamily(f"keras_{r['model']}_{r['machine']}_{profile}", 1, _mape([r]), budget))
-    for r in scaling_rows():
-        tag = f"dle_dgx1_{r['container']}_{r['precision']}_{r['profile']}"
-        families.append(SectionFamily(f"{tag}_8gpu_efficiency", 1, 100.0 * abs(r["predicted_eff"] / r["measured_eff"]
-                                                                                 - 1), SCALING_EFF_BUDGET_PCT))
-        families.append(SectionFamily(f"{tag}_1gpu_train_img_s", 1, 100.0 * abs(r["predicted_img_per_s"]
-                                                                                / r["measured_img_per_s"] - 1), None))
+    for system in SCALING_RUNS:
+        for r in scaling_rows(system):
+            tag = f"dle_{system}_{r['container']}_{r['precision']}_{r['profile']}"
+            budget = SCALING_EFF_BUDGET_PCT if system == "dgx1" else None
+            families.append(SectionFamily(f"{tag}_8gpu_efficiency", 1,
+                                          100.0 * abs(r["predicted_eff"] / r["measured_eff"] - 1), budget))
+            img_err = 100.0 * abs(r["predicted_img_per_s"] / r["measured_img_per_s"] - 1)
+            families.append(SectionFamily(f"{tag}_1gpu_train_img_s", 1, img_err, None))
     notes = [
         "whole-model times under software profiles (models/software/); predictions never read the measurements",
         "dle_*: NVIDIA DeepLearningExamples ResNet-50 v1.5 inference latency (pytorch-21.03) on a DGX-1 V100 and "
@@ -197,6 +211,11 @@ def software_section(smoke: bool = False) -> Section:
         "img/s). Per-GPU efficiency budget 5 % per row (not fitted; set after the mechanism), one-GPU "
         "throughput unbudgeted. The profiles describe pytorch-21.03 (native AMP, NHWC), the release to compare "
         "with; 19.10 ran apex AMP on NCHW with DALI-CPU",
+        "dle_dgxa100_*: held out (nothing fitted on an A100 training run): the same examples on a DGX A100 "
+        "(8x A100 80GB, pytorch-21.03: 938 -> 7248 img/s TF32, 2470 -> 16621 AMP, 0.966 / 0.841 per GPU), DES "
+        "on system/dgx-a100-80gb with configs.yml's DGXA100 settings (batch 256, TF32 NCHW, AMP NHWC, 16 loader "
+        "workers per GPU on the 128 host cores); fp32 convolutions and GEMMs take TF32 Tensor-Core math under "
+        "the profile's allow_tf32 (PyTorch 1.8's default); no budget",
     ]
     return Section("software", "software stacks: framework profiles on published whole-model times", families,
                    notes)

@@ -171,7 +171,7 @@ def _estimate_with_software(work: Any, hardware: Any, engine: str, device: str |
                          data_parallel, offload, _options(device, threads, host_dispatch), costs)
     from archsim.engines import host
 
-    run_work = host.prepare(work, hardware, profile)
+    run_work = host.prepare(work, hardware, profile, device)
     options = _options(device, threads, host_dispatch, profile)
     result = _estimate(run_work, hardware, engine, device, overlap, threads, streams, overlap_copies, loader, steps,
                        data_parallel, offload, options)
@@ -253,8 +253,6 @@ def _many_with_software(work: Any, hardware: Sequence[Any], device: str | None, 
     from archsim.engines import host
 
     points = list(hardware)
-    for h in points:
-        host.check_host(h, profile)
-    run_work = host.prepare(work, points[0], profile) if points else work
+    run_work = host.prepare_many(work, points, profile, device)
     frame = _many(run_work, points, _options(device, threads, host_dispatch, profile), overlap=overlap)
     return _checked_frame(host.finish_many(frame, points, profile))

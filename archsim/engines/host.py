@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from archsim.errors import EngineError
-from archsim.hardware import CPUDevice, System
+from archsim.hardware import CPUDevice, GPUDevice, System
 from archsim.results import RunResult
 from archsim.software import SoftwareProfile, apply_passes, fused_names
 
 if TYPE_CHECKING:  # only finish_many's frame is a DataFrame; importing pandas costs ~0.5 s
     import pandas as pd
 
-__all__ = ["prepare", "check_host", "finish", "finish_many", "host_of"]
+__all__ = ["prepare", "prepare_many", "tf32_available", "check_host", "finish", "finish_many", "host_of"]
 
 
 def host_of(hardware: Any) -> CPUDevice | None:
@@ -48,10 +48,36 @@ def check_host(hardware: Any, profile: SoftwareProfile) -> None:
                           f"a lone {type(hardware).__name__} has none: pass a System, or software='none'")
 
 
-def prepare(work: Any, hardware: Any, profile: SoftwareProfile) -> Any:
-    """``work`` as the profile runs it (after :func:`check_host`)."""
+def tf32_available(hardware: Any, device: str | None = None) -> bool:
+    """Whether the GPU that runs the matrix ops of ``hardware`` has a TF32 Tensor-Core rate: a lone
+    GPU, or a System's GPU unless ``device`` sends the work elsewhere ("host", "pim")."""
+    gpu = hardware if isinstance(hardware, GPUDevice) else getattr(hardware, "gpu", None)
+    if gpu is None or device in ("host", "pim") or gpu.tensor_core is None:
+        return False
+    return gpu.tensor_core.flop_per_cycle_per_sm.get("tf32", 0) > 0
+
+
+def prepare(work: Any, hardware: Any, profile: SoftwareProfile, device: str | None = None) -> Any:
+    """``work`` as the profile runs it (after :func:`check_host`) on ``hardware``: a profile that
+    allows TF32 runs fp32 matrix ops in TF32 where that GPU has it."""
     check_host(hardware, profile)
-    return apply_passes(work, profile)
+    return apply_passes(work, profile, profile.precision.allow_tf32 and tf32_available(hardware, device))
+
+
+def prepare_many(work: Any, points: Sequence[Any], profile: SoftwareProfile, device: str | None = None) -> Any:
+    """:func:`prepare` for a stack of hardware points, which share one rewritten workload: an error
+    when a TF32-allowing profile meets points that disagree on TF32 (one runs fp32 matrix ops on
+    CUDA cores, another on Tensor Cores)."""
+    for h in points:
+        check_host(h, profile)
+    if not points:
+        return work
+    if profile.precision.allow_tf32:
+        has = {tf32_available(h, device) for h in points}
+        if len(has) > 1:
+            raise EngineError(f"software={profile.name!r} allows TF32, and the points disagree on whether the GPU "
+                              "has TF32 Tensor Cores: estimate the two groups apart")
+    return prepare(work, points[0], profile, device)
 
 
 def _op_host_s(o: Any, dispatch_host_s: float) -> float:

@@ -116,7 +116,8 @@ def with_updates(profile: SoftwareProfile, updates: Mapping[str, Any]) -> Softwa
     return validate_software(data, f"software/{profile.name}")
 
 
-def apply_passes(work: Any, profile: SoftwareProfile) -> Any:
+def apply_passes(work: Any, profile: SoftwareProfile, tf32_available: bool = False) -> Any:
     """``work`` as ``profile`` runs it: the precision policy first (fusion sees the final dtypes),
-    then the fusion rules."""
-    return fuse(apply_precision(work, profile.precision), profile.fusion)
+    then the fusion rules. ``tf32_available``: the GPU's Tensor Cores have a tf32 rate (the policy's
+    ``allow_tf32`` then runs fp32 matrix ops in TF32)."""
+    return fuse(apply_precision(work, profile.precision, tf32_available), profile.fusion)

@@ -31,24 +31,31 @@ def _target(op: Any, policy: PrecisionPolicy) -> str | None:
     return None if want == "as_model" else want
 
 
-def retype(op: Any, policy: PrecisionPolicy) -> Any:
-    """``op`` with the dtype ``policy`` runs it in (the same object when nothing changes)."""
+def retype(op: Any, policy: PrecisionPolicy, tf32: bool = False) -> Any:
+    """``op`` with the dtype ``policy`` runs it in (the same object when nothing changes); with
+    ``tf32`` (the policy allows TF32 and the GPU has it) an fp32 matrix op without its own compute
+    type takes ``compute_dtype="tf32"``."""
     if not dataclasses.is_dataclass(op) or "dtype" not in {f.name for f in dataclasses.fields(op)}:
         return op  # transfers carry their tensors' dtype
     want = _target(op, policy)
-    if want is None or str(op.dtype) == want:
-        return op
-    return dataclasses.replace(op, dtype=want)
+    if want is not None and str(op.dtype) != want:
+        op = dataclasses.replace(op, dtype=want)
+    if (tf32 and op.kind in MATMUL_KINDS and str(op.dtype) == "fp32"
+            and getattr(op, "compute_dtype", "unset") is None):
+        op = dataclasses.replace(op, compute_dtype="tf32")
+    return op
 
 
-def apply_precision(work: Any, policy: PrecisionPolicy) -> Any:
+def apply_precision(work: Any, policy: PrecisionPolicy, tf32_available: bool = False) -> Any:
     """``work`` (an op or an OpGraph) with every op retyped by ``policy``; unchanged when the policy
-    keeps the model's dtypes."""
-    if policy == PrecisionPolicy():
+    keeps the model's dtypes. ``tf32_available``: the GPU's Tensor Cores have a tf32 rate (read with
+    ``policy.allow_tf32``)."""
+    tf32 = policy.allow_tf32 and tf32_available
+    if policy.matmul_dtype == policy.other_dtype == "as_model" and not policy.keep_fp32 and not tf32:
         return work
     if not isinstance(work, OpGraph):
-        return retype(work, policy)
-    ops = tuple(retype(op, policy) for op in work.ops)
+        return retype(work, policy, tf32)
+    ops = tuple(retype(op, policy, tf32) for op in work.ops)
     if all(a is b for a, b in zip(ops, work.ops, strict=True)):
         return work
     return dataclasses.replace(work, ops=ops)

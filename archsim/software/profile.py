@@ -100,12 +100,18 @@ class PrecisionPolicy(_Strict):
     kinds that stay fp32 regardless (AMP's fp32 list: softmax, reductions, losses, optimizer
     updates). ``cast_instructions_per_op``: host work the precision layer adds to every dispatched op
     (autocast's dispatch key: a dtype check per op, a cast launch for the ops it recasts).
+    ``allow_tf32``: convolutions, GEMMs and attention that run in fp32 take TF32 math (fp32 storage)
+    on a GPU whose Tensor Cores have a tf32 rate, and stay fp32 elsewhere: PyTorch's
+    ``torch.backends.cudnn.allow_tf32`` and ``torch.backends.cuda.matmul.allow_tf32`` (both True by
+    default from PyTorch 1.7 to 1.11; from 1.12 the matmul flag defaults to False), cuBLAS's
+    ``CUBLAS_COMPUTE_32F_FAST_TF32``.
     """
 
     matmul_dtype: Literal["as_model", "fp32", "tf32", "fp16", "bf16", "int8"] = "as_model"
     other_dtype: Literal["as_model", "fp32", "fp16", "bf16", "int8"] = "as_model"
     keep_fp32: tuple[str, ...] = ()
     cast_instructions_per_op: float = Field(0.0, ge=0)
+    allow_tf32: bool = False
 
 
 class KernelEfficiency(_Strict):

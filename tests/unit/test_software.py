@@ -287,3 +287,27 @@ def test_algorithm_selection_is_a_sweep_axis_with_a_one_line_error(node):
     bad = archsim.Sweep(node, axes={"software.algorithm_selection": ["fastest"]}).run(
         archsim.zoo.mlp(batch=1), options={"software": "pytorch-eager"}, executor="serial")
     assert (bad["status"] == "invalid").all() and "algorithm_selection" in bad["error"].iloc[0]
+
+
+def test_allow_tf32_runs_fp32_matrix_ops_in_tf32_only_where_the_gpu_has_it(node):
+    # PyTorch 1.7-1.11 default (allow_tf32): fp32 convolutions on an A100 take TF32 Tensor-Core math,
+    # storage stays fp32 (same bytes); a V100 has no TF32 rate, so the same profile leaves them fp32.
+    from archsim.engines.host import prepare, tf32_available
+
+    g = archsim.zoo.resnet50(batch=8, training=False)
+    prof = load_software("pytorch-eager")
+    assert prof.precision.allow_tf32
+    a100 = node.model_copy(update={"gpu": archsim.load_preset("gpu/a100-sxm4-40gb")})
+    assert tf32_available(a100) and not tf32_available(node) and not tf32_available(a100, device="host")
+    on_a100, on_v100 = prepare(g, a100, prof), prepare(g, node, prof)
+    convs = [op for op in on_a100.ops if op.kind == "conv2d"]
+    assert convs and all(str(op.compute_dtype) == "tf32" and str(op.dtype) == "fp32" for op in convs)
+    assert all(getattr(op, "compute_dtype", None) is None for op in on_v100.ops)
+    assert sum(op.min_bytes() for op in on_a100.ops) == sum(op.min_bytes() for op in g.ops)
+    # TF32 is faster than fp32 on the CUDA cores (156 vs 19.5 TFLOP/s peak on an A100)
+    tf32 = archsim.estimate(g, a100, software=prof)
+    fp32 = archsim.estimate(g, a100, software=with_updates(prof, {"precision.allow_tf32": False}))
+    assert tf32.latency_s < fp32.latency_s
+    # a sweep over points that disagree on TF32 shares one rewritten graph: a clear error
+    with pytest.raises(EngineError, match="disagree on whether the GPU has TF32"):
+        archsim.estimate_many(g, [a100, node], software=prof)

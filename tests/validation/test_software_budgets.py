@@ -82,3 +82,17 @@ def test_dgx1_per_gpu_efficiency_within_budget_and_the_21_03_amp_run_is_loader_b
     # the FP32 runs (8 x ~365 img/s) and 19.10's DALI-CPU decode (32 / 2.44 ms = 13,100 img/s) leave it idle
     for key in (("21.03", "fp32"), ("19.10", "fp32"), ("19.10", "amp")):
         assert rows[key]["predicted_eff"] > 0.99
+
+
+def test_dgx_a100_rows_are_held_out_tf32_runs_on_tensor_cores():
+    from validation.software import scaling_rows, software_section
+
+    rows = {r["precision"]: r for r in scaling_rows("dgxa100")}
+    # published per-GPU efficiency: 7248 / (8 x 938) = 0.9659 (TF32), 16621 / (8 x 2470) = 0.8411 (AMP)
+    assert rows["tf32"]["measured_eff"] == pytest.approx(0.9659, abs=1e-4)
+    assert rows["amp"]["measured_eff"] == pytest.approx(0.8411, abs=1e-4)
+    # TF32 (allow_tf32) on the A100's Tensor Cores: well above the 19.5 TFLOP/s CUDA-core bound's
+    # ~570 img/s, below the AMP run
+    assert 700 < rows["tf32"]["predicted_img_per_s"] < rows["amp"]["predicted_img_per_s"]
+    fams = [f for f in software_section().families if f.family.startswith("dle_dgxa100")]
+    assert len(fams) == 4 and all(f.budget_pct is None for f in fams)
