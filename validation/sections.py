@@ -56,11 +56,14 @@ DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
                             "(efficiency.gemm_max_split_k = 1): fp32 NN within 16 %, fp16-storage rows still "
                             "0.4-0.9x. The 32 <= n <= 128 rows are ~11 % too fast, the n > 128 rows ~5 % (geometric "
                             "means; vector_efficiency 0.86, the workbook's fastest SGEMM over peak)"),
-    "p100/conv_fwd_all": (31.6, "uniformly ~1/0.71 too fast (every filter size, algorithm and bound alike), even "
-                                "the 1x1 convolutions that are GEMMs, where the P100's GEMMs of similar size are "
-                                "~11 % fast; cuDNN on the P100 chose implicit GEMM for the 5x5 stride-1 rows where "
-                                "the model takes the faster Winograd F(2x2, 5x5) (32.1 % before 5x5 Winograd); "
-                                "the PCIe board would explain part (p100/conv_fwd_all_pcie_board)"),
+    "p100/conv_fwd_all": (29.9, "the fp32 rows 25.2 %: implicit-GEMM rows at efficiency.conv_vector_efficiency (0.76,"
+                                " Pascal's im2col address arithmetic on the FP32 cores; 30.0 % before, the family "
+                                "31.5 %), still ~1.4x too fast (geometric mean), most (2-3x) where a small output "
+                                "(7x7, 14x14) has a long C reduction, and the Winograd rows ~1.4x; the 16-bit rows "
+                                "34.5 %: cuDNN ran several of them above the fp32 peak (fp16 math, e.g. 5x5 stride 2 "
+                                "at half the fp32 row's time) and others 1.5-4x slower than fp32, so no single math "
+                                "rate fits them (best uniform scale 33 %); cuDNN chose implicit GEMM for the 5x5 "
+                                "stride-1 rows where the model takes the faster Winograd F(2x2, 5x5)"),
     "t4/gemm_all": (13.9, "fp32 GEMMs at the 70 W power-limited clock: the 2-150 ms rows 8-16 % too slow (geometric "
                           "mean), the longest (> 150 ms) within 4 %; gemm_bench.cu times 400 calls per shape, so a "
                           "320 ms row runs two minutes and a 2 ms row under a second: the passively cooled card "

@@ -142,10 +142,13 @@ def tensor_rate_of(p: GPUParams, prec: str, accumulate: str | None = None) -> np
     return table[prec]
 
 
-def gemm_unit(p: GPUParams, prec: str, label: str,
-              accumulate: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def gemm_unit(p: GPUParams, prec: str, label: str, accumulate: str | None = None,
+              library: str = kn.GEMM_LIBRARY) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(uses Tensor Cores, FLOP/cycle/SM, efficiency) of a GEMM of precision ``prec`` at each point;
-    ``accumulate="fp16"`` takes the Tensor Cores' fp16-accumulate rate (:func:`tensor_rate_of`)."""
+    ``accumulate="fp16"`` takes the Tensor Cores' fp16-accumulate rate (:func:`tensor_rate_of`).
+    A convolution library's kernels (``library`` not the GEMM library) on the CUDA cores run at
+    ``efficiency.conv_vector_efficiency``: their im2col address arithmetic shares the FP32 cores
+    on SMs without INT32 cores of their own."""
     tensor_rate = tensor_rate_of(p, prec, accumulate)
     vector_rate = p.vector_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
@@ -156,7 +159,8 @@ def gemm_unit(p: GPUParams, prec: str, label: str,
         raise EngineError(f"{label}: compute_dtype {prec!r} has no math unit on this GPU (neither Tensor Cores nor "
                           f"CUDA cores run it); allowed: {', '.join(runs)} (e.g. compute_dtype='fp32' for "
                           "fp32 math on narrower storage)")
-    return use_tc, rate, np.where(use_tc, p.tensor_efficiency, p.vector_efficiency)
+    vector_eff = p.vector_efficiency if library == kn.GEMM_LIBRARY else p.conv_vector_efficiency
+    return use_tc, rate, np.where(use_tc, p.tensor_efficiency, vector_eff)
 
 
 def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
@@ -174,7 +178,7 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
-    use_tc, rate, eff = gemm_unit(p, prec, label, accumulate)
+    use_tc, rate, eff = gemm_unit(p, prec, label, accumulate, library)
     k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
                                                       a_stream_factor=a_stream, library=library)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)

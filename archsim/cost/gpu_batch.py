@@ -295,10 +295,10 @@ class _Planner:
             a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
             extra_vector = np.repeat([q.extra_vector for q in group], p.n)
             mm = np.repeat([q.mm for q in group], p.n)
-            _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc)
+            _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc, library)
             kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
-                                  extra_vector, mm, kernel=kernel, accumulate=acc)
+                                  extra_vector, mm, kernel=kernel, library=library, accumulate=acc)
             whole = gc.assemble("gemm", 0.0, sp, *parts)
             for q, result in zip(group, _split(whole, g, p.n), strict=True):
                 q.result = result

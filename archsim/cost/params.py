@@ -66,6 +66,9 @@ class GPUParams:
     dram_write_only_efficiency: np.ndarray
     l2_bandwidth_efficiency: np.ndarray
     vector_efficiency: np.ndarray
+    # CUDA-core efficiency of the convolution library's implicit-GEMM kernels (efficiency.conv_vector_efficiency,
+    # vector_efficiency when unset).
+    conv_vector_efficiency: np.ndarray
     tensor_efficiency: np.ndarray
     launch_overhead_s: np.ndarray
     gemm_pipeline_stages: np.ndarray
@@ -226,7 +229,7 @@ _GPU_SCALARS = (
     "sector_bytes", "l2_bandwidth_bytes_per_s", "l2_latency_s", "dram_bandwidth_bytes_per_s", "dram_latency_s",
     "dram_row_buffer_bytes", "dram_loaded_latency_coefficient", "dram_bandwidth_efficiency",
     "dram_read_only_efficiency",
-    "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency",
+    "dram_write_only_efficiency", "l2_bandwidth_efficiency", "vector_efficiency", "conv_vector_efficiency",
     "tensor_efficiency", "launch_overhead_s", "gemm_pipeline_stages", "gemm_cluster_size",
     "gemm_max_split_k",
     "tensor_channel_multiple", "tensor_flop_per_instruction",
@@ -295,7 +298,9 @@ def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
         eff.dram_bandwidth_efficiency if eff.dram_read_only_efficiency is None else eff.dram_read_only_efficiency,
         eff.dram_bandwidth_efficiency if eff.dram_write_only_efficiency is None else eff.dram_write_only_efficiency,
         eff.l2_bandwidth_efficiency,
-        eff.vector_efficiency, eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
+        eff.vector_efficiency,
+        eff.vector_efficiency if eff.conv_vector_efficiency is None else eff.conv_vector_efficiency,
+        eff.tensor_efficiency, eff.launch_overhead_s, eff.gemm_pipeline_stages,
         eff.gemm_cluster_size, eff.gemm_max_split_k,
         tc_obj.channel_multiple if tc_obj else 1,
         tc_obj.flop_per_instruction if tc_obj else MMA_FLOP_PER_INSTRUCTION,

@@ -134,6 +134,14 @@ class GPUEfficiency(HardwareModel):
                     "None: dram_bandwidth_efficiency")
     l2_bandwidth_efficiency: float = Field(gt=0, le=1)
     vector_efficiency: float = Field(gt=0, le=1, description="achievable fraction of CUDA-core peak")
+    conv_vector_efficiency: float | None = Field(
+        None, gt=0, le=1,
+        description="achievable fraction of CUDA-core peak in the convolution library's implicit-GEMM kernels "
+                    "(the forward and weight-gradient passes, whose A operand is the gathered im2col matrix; "
+                    "Tensor-Core math keeps tensor_efficiency): an implicit GEMM computes the im2col "
+                    "address of every operand element it gathers with integer instructions, which an SM without "
+                    "separate INT32 cores (before Volta) issues on its FP32 cores, between the FFMAs; None: "
+                    "vector_efficiency (Volta and later run INT32 beside FP32, NVIDIA Volta Tuning Guide 4.1.1)")
     tensor_efficiency: float = Field(gt=0, le=1, description="achievable fraction of Tensor Core peak")
     gemm_pipeline_stages: int = Field(
         ge=2, le=16,
