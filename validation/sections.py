@@ -64,15 +64,6 @@ DEEPBENCH_UNMET: dict[str, tuple[float, str]] = {
                                 "at half the fp32 row's time) and others 1.5-4x slower than fp32, so no single math "
                                 "rate fits them (best uniform scale 33 %); cuDNN chose implicit GEMM for the 5x5 "
                                 "stride-1 rows where the model takes the faster Winograd F(2x2, 5x5)"),
-    "t4/gemm_all": (13.9, "fp32 GEMMs at the 70 W power-limited clock: the 2-150 ms rows 8-16 % too slow (geometric "
-                          "mean), the longest (> 150 ms) within 4 %; gemm_bench.cu times 400 calls per shape, so a "
-                          "320 ms row runs two minutes and a 2 ms row under a second: the passively cooled card "
-                          "slows as it heats (no thermal model); fp16 Tensor-Core GEMMs 10.6 %"),
-    "t4/conv_fwd_all": (21.0, "power-limited rows give 79 % of the error, fp32 ~11 % too slow and fp16 ~16 % too "
-                              "fast (geometric means, alike at the limit and below it); fp16 convolutions with C = 1 "
-                              "input channel run 5-7x slower than the padded Tensor-Core model (cuDNN's fallback "
-                              "kernels); one FFT_TILING row (no FFT in the model) is 2.5x too slow; autotuning "
-                              "times each candidate at its governed clock (22.2 % when it compared nominal times)"),
 }
 _DEEPBENCH_FILES = ("deepbench_gemm_v100.csv", "deepbench_conv_v100.csv")
 POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 and L40, predicted by the power "

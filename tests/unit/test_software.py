@@ -245,8 +245,8 @@ def test_autotuning_times_each_candidate_at_its_governed_clock():
     direct, winograd = gpu_cost._conv_algorithms(op, p)
     timed_direct, timed_winograd = power.apply([direct, winograd], p, gpu=True)
     # At the 1590 MHz boost clock implicit GEMM is the faster (86.3 vs 94.8 us), but its FMAs need
-    # more than the T4's 70 W there: the governor runs it at ~1036 MHz (130.0 us), while Winograd,
-    # bound by DRAM, keeps its 94.8 us at ~741 MHz. cudnnFind times both on the device: Winograd.
+    # more than the T4's 70 W there: the governor runs it at ~1137 MHz (118.9 us), while Winograd,
+    # bound by DRAM, keeps its 94.8 us at ~1118 MHz. cudnnFind times both on the device: Winograd.
     assert direct.latency_s[0] < winograd.latency_s[0]
     assert timed_winograd.latency_s[0] < timed_direct.latency_s[0]
     auto = op_cost(op, gpu)
