@@ -131,6 +131,49 @@ def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)
     return pd.DataFrame(out)
 
 
+BACKWARD_PASSES: dict[str, str] = {"backward_data": "bwd_input_ms", "backward_weight": "bwd_params_ms"}
+"""Conv2d pass -> the DeepBench column that times it (``cudnnConvolutionBackwardData`` / ``...Filter``)."""
+
+
+def conv_backward_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)") -> pd.DataFrame:
+    """Predicted vs measured backward-data and backward-filter time for every DeepBench convolution row
+    of ``device`` that times them (rows with an empty column are skipped). DeepBench autotunes both
+    passes (``cudnnFind...``) except under Tensor-Core math, where it sets ``ALGO_1`` for each, an
+    implicit GEMM: the passes run under the same policy as the forward rows (:func:`_benchmark_policy`)."""
+    df = _device_frame(data / DEVICES[device][2][1], device)
+    out = []
+    for r in df.itertuples():
+        dt, compute = _dtypes(r.precision)
+        for pass_, column in BACKWARD_PASSES.items():
+            measured = getattr(r, column)
+            if not measured == measured or measured <= 0:  # NaN: not timed
+                continue
+            op = ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
+                            stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)),
+                            dtype=dt, compute_dtype=compute, pass_=pass_, phase="backward")
+            res = estimate(op, gpu, software=_benchmark_policy(gpu, compute)).ops[0]
+            name = "data" if pass_ == "backward_data" else "filter"
+            out.append({"family": f"conv_bwd_{name}_{_family(dt, compute)}",
+                        "shape": f"N{r.N} C{r.C} {r.H}x{r.W} K{r.K} {r.R}x{r.S}/{r.stride_h}",
+                        "measured_s": measured * 1e-3, "predicted_s": res.latency_s, "bound": res.bound})
+    return pd.DataFrame(out)
+
+
+def backward_summary(data: Path = DATA) -> pd.DataFrame:
+    """MAPE per device of the backward convolution passes, families ``<device>/conv_bwd_data_all`` and
+    ``<device>/conv_bwd_filter_all``: training's other two thirds of a convolution, reported without
+    a budget (the forward rows are the development set)."""
+    fams = []
+    for device in available_devices(data):
+        rows = conv_backward_rows(presets.load_preset(DEVICES[device][1]), data, device)
+        if rows.empty:
+            continue
+        for name in ("data", "filter"):
+            sel = rows[rows.family.str.startswith(f"conv_bwd_{name}_")]
+            fams.append(report(sel.assign(family=f"{DEVICES[device][0]}/conv_bwd_{name}_all")))
+    return pd.concat(fams) if fams else pd.DataFrame(columns=["rows", "mape_pct", "median_ape_pct"])
+
+
 def report(rows: pd.DataFrame) -> pd.DataFrame:
     """MAPE (%) and median APE per family."""
     rows = rows.assign(ape=np.abs(rows.predicted_s - rows.measured_s) / rows.measured_s * 100)

@@ -118,7 +118,8 @@ def deepbench_section(folder: Path) -> Section | None:
     # field algorithm_selection) instead of the autotuned one DeepBench ran
     import pandas as pd
 
-    fams = pd.concat([fams, deepbench.selection_summary("heuristic", folder), deepbench.board_summary(folder)])
+    fams = pd.concat([fams, deepbench.selection_summary("heuristic", folder), deepbench.board_summary(folder),
+                      deepbench.backward_summary(folder)])
     families = []
     for fam, r in fams.iterrows():
         name = str(fam)
@@ -138,6 +139,12 @@ def deepbench_section(folder: Path) -> Section | None:
         "where its conv_bench.cu sets IMPLICIT_PRECOMP_GEMM",
         "*_pcie_board: the P100 rows on gpu/p100-pcie-16gb (1303 MHz, 250 W) instead of the SXM2 preset, for "
         "information: DeepBench names its part \"P100\" only, and no stored source says which board",
+        "conv_bwd_data_all / conv_bwd_filter_all: the same rows' backward passes (DeepBench's bwd_input / "
+        "bwd_params columns), reported without a budget: no parameter was set on them. conv_bench.cu autotunes "
+        "both (cudnnFind...) except under Tensor-Core math, where it sets BWD_DATA_ALGO_1 and BWD_FILTER_ALGO_1; "
+        "the model prices both as implicit GEMMs (its conv_backward catalogue) and is too fast: geometric-mean "
+        "predicted/measured 0.32-0.86 per device, pass and precision (the 16-bit rows furthest), except the "
+        "T4's fp32 backward-data rows (1.01)",
     ]
     notes += [f"target not met yet, {fam}: {why} (ceiling {ceiling:.1f} %)"
               for fam, (ceiling, why) in DEEPBENCH_UNMET.items()]

@@ -52,6 +52,31 @@ def test_deepbench_budgets():
     assert not _deepbench().over_budget
 
 
+def test_deepbench_backward_passes_are_reported_without_a_budget():
+    fams = {f.family: f for f in _deepbench().families}
+    for dev in ("v100", "p100", "t4"):
+        for name in ("data", "filter"):
+            f = fams[f"{dev}/conv_bwd_{name}_all"]
+            assert f.budget_pct is None and f.n > 0 and f.mape_pct > 0
+    # V100: 20 of the 188 rows have no bwd_input_ms, all first layers (C = 1 or 3: a network input needs no
+    # data gradient); the P100 workbook times all 188
+    assert fams["v100/conv_bwd_filter_all"].n == 188 and fams["v100/conv_bwd_data_all"].n == 168
+
+
+def test_deepbench_backward_rows_read_their_own_columns():
+    import pandas as pd
+
+    from archsim.presets import load_preset
+    from validation import deepbench
+
+    rows = deepbench.conv_backward_rows(load_preset("gpu/v100-sxm2-16gb"), DATA / "deepbench")
+    df = pd.read_csv(DATA / "deepbench" / "deepbench_conv_v100.csv")
+    first = df.iloc[0]  # DeepSpeech 700x161 C1 N4 K32 20x5 /2: bwd_params 0.127 ms, no bwd_input
+    assert rows.iloc[0].family == "conv_bwd_filter_fp32"
+    assert rows.iloc[0].measured_s == pytest.approx(float(first.bwd_params_ms) * 1e-3)
+    assert rows.iloc[0].predicted_s > 0
+
+
 def test_gpu_stream_budgets():
     sec = sections.gpu_stream_section(DATA / "gpu-stream")
     assert sec is not None, "validation/data/gpu-stream/ must hold gpu_benches_stream.csv"
