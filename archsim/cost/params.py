@@ -130,10 +130,10 @@ class GPUParams:
         (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
         see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
         """
-        # Points of a sweep or of model_copy share sub-table contents, so the per-precision parts of
-        # a row are computed once per distinct content in this call.
+        # Each model object's row is kept on it (_packed_row). Points of a sweep or of model_copy
+        # share sub-table contents, so the parts of new rows are computed once per distinct content.
         memo: dict = {}
-        table = np.asarray([_gpu_row(g, memo) for g in devices], dtype=np.float64).reshape(len(devices), -1)
+        table = np.stack([_packed_row(g, memo) for g in devices]) if devices else np.zeros((0, _GPU_ROW_LEN))
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
             raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
                               f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
@@ -240,6 +240,37 @@ _GPU_SCALARS = (
 )
 _GPU_TABLES = ("vector_flop_per_cycle_per_sm", "tensor_flop_per_cycle_per_sm", "vector_flop_j", "tensor_flop_j",
                "tensor_fp16_accumulate_flop_per_cycle_per_sm", "tensor_fp16_accumulate_flop_j")
+_GPU_ROW_LEN = len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS)
+
+
+_ROW_KEY = "_archsim_gpu_row"
+"""Key of a GPU model's packed row in its instance ``__dict__`` (not a field: dumps, ``repr`` and
+pydantic's ``==`` do not see it), set as its content hash is (:meth:`HardwareModel.content_hash`)."""
+
+
+class _PackedRow:
+    """A device's packed row, held in its model's ``__dict__``. Compared by identity: pydantic's ``==``
+    first compares whole ``__dict__``s, and an array there would make that comparison raise."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+
+def _packed_row(g: GPUDevice, memo: dict) -> np.ndarray:
+    """:func:`_gpu_row` of ``g`` as a read-only float64 array, computed once per model object.
+
+    The row depends on the model's fields only, and models are frozen: a sweep or a caller that
+    estimates the same points again (another workload, another option) packs them by stacking
+    these rows. A ``model_copy`` with changes is validated afresh, without the row; one without
+    changes keeps it (same content)."""
+    held = g.__dict__.get(_ROW_KEY)
+    if held is None:
+        values = np.asarray(_gpu_row(g, memo), dtype=np.float64)
+        values.flags.writeable = False
+        held = g.__dict__[_ROW_KEY] = _PackedRow(values)
+    return held.values
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:

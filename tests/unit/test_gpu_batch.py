@@ -185,3 +185,27 @@ def test_governed_many_equals_the_governor_on_the_stacked_costs(assert_costs_equ
         for g, w in zip(got, want, strict=True):
             assert_costs_equal(g, w)
             assert list(g.extra) == list(w.extra) and list(g.energy_breakdown_j) == list(w.energy_breakdown_j)
+
+
+def test_packed_rows_are_kept_per_model_without_changing_equality_or_packs() -> None:
+    # A GPU's packed row is computed once per model object and kept outside its fields: equal models
+    # stay equal (pydantic compares whole __dict__s first), a changed copy packs its own values, and
+    # a pack of kept rows equals a pack of fresh ones field by field.
+    hw, fresh = presets.load_preset("gpu/v100-sxm2-16gb"), presets.load_preset("gpu/v100-sxm2-16gb")
+    first = GPUParams.from_devices([hw])
+    GPUParams.from_devices([fresh])
+    assert hw == fresh and fresh == hw and repr(hw) == repr(fresh) and hw.model_dump() == fresh.model_dump()
+    again = GPUParams.from_devices([hw, fresh])
+    changed = hw.model_copy(update={"sm_count": 40})
+    mixed = GPUParams.from_devices([changed, hw])
+    assert mixed.sm_count.tolist() == [40.0, 80.0]
+    unseen = presets.load_preset("gpu/v100-sxm2-16gb")
+    for f in dataclasses.fields(GPUParams):
+        a, b = getattr(first, f.name), getattr(GPUParams.from_devices([unseen]), f.name)
+        if isinstance(a, dict):
+            assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+        elif isinstance(a, np.ndarray):
+            assert np.array_equal(a, b, equal_nan=True) and np.array_equal(getattr(again, f.name)[:1], a,
+                                                                          equal_nan=True)
+        else:
+            assert a == b
