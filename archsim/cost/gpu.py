@@ -298,13 +298,22 @@ def pick_timed(a: CostArrays, b: CostArrays, a_s: np.ndarray, b_s: np.ndarray,
     if allowed is not None:
         use_b = use_b & allowed
     out = select(use_b, a, b)
-    extra = {**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items() if kk not in keep},
-             "winograd": use_b.astype(float), **{kk: out.extra[kk] for kk in keep if kk in out.extra}}
+    if use_b.all():
+        nan = np.full(use_b.shape, np.nan)  # every a-side tile fact NaN (one array: none is written)
+        drop = {kk: nan for kk in a.extra if kk not in keep}
+    else:
+        drop = {kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items() if kk not in keep}
+    extra = {**drop, "winograd": use_b.astype(float), **{kk: out.extra[kk] for kk in keep if kk in out.extra}}
     return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
 def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
     """Per point, ``b`` where ``use_b`` else ``a`` (keys missing on one side count as 0)."""
+    side = b if use_b.all() else a if not use_b.any() else None
+    if side is not None:
+        uniform = _select_uniform(use_b.shape, side, a, b)
+        if uniform is not None:
+            return uniform
 
     def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         keys = dict.fromkeys([*x, *y])
@@ -320,6 +329,46 @@ def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
         launches=np.where(use_b, b.launches, a.launches),
         energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
         extra=sel(a.extra, b.extra), dispatch_s=_pick_optional(use_b, a.dispatch_s, b.dispatch_s))
+
+
+def _select_uniform(shape: tuple[int, ...], side: CostArrays, a: CostArrays, b: CostArrays) -> CostArrays | None:
+    """:func:`select` where every point takes ``side`` (``a`` or ``b``): its arrays as they are, a
+    key only the other side has as zeros; ``None`` when an array is not a float64 array of
+    ``shape`` (the general path then broadcasts and converts as ``np.where`` does)."""
+    def ok(v: Any) -> bool:
+        return isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == shape
+
+    zero = None
+    fields: dict[str, Any] = {"kind": a.kind, "device": a.device, "flop": a.flop}
+    for name in ("latency_s", "time_by_unit_s", "bytes_by_level", "flop_by_unit", "read_bytes", "write_bytes",
+                 "dram_activations", "link_bytes", "overhead_s", "launches", "energy_breakdown_j",
+                 "static_power_w", "extra", "dispatch_s"):
+        if name == "static_power_w":
+            fields[name] = a.static_power_w
+            continue
+        v = getattr(side, name)
+        if isinstance(v, dict):
+            other = getattr(a if side is b else b, name)
+            out = {}
+            for kk in dict.fromkeys([*getattr(a, name), *getattr(b, name)]):
+                got = v.get(kk)
+                if got is None and kk in other:
+                    if zero is None:
+                        zero = np.zeros(shape)
+                    got = zero
+                if not ok(got):
+                    return None
+                out[kk] = got
+            fields[name] = out
+        elif name == "dispatch_s" and a.dispatch_s is None and b.dispatch_s is None:
+            fields[name] = None
+        elif v is None:  # dispatch_s missing on the picked side only: 0
+            fields[name] = np.zeros(shape)
+        elif ok(v):
+            fields[name] = v
+        else:
+            return None
+    return CostArrays.from_fields(fields)
 
 
 def _pick_optional(use_b: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
