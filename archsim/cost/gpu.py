@@ -472,13 +472,14 @@ def autotunes(op: Any, p: GPUParams) -> bool:
     return winograd_applies(op) and bool(np.any(p.conv_autotune))
 
 
-def touched_bytes(op: Any, p: GPUParams) -> float:
+def touched_bytes(op: Any, p: GPUParams, sector_bytes: float | None = None) -> float:
     """Bytes memory delivers for the input elements a convolution pass reads, in whole DRAM sectors
     (:func:`archsim.cost.traffic.conv_touched_bytes`; the smallest sector of the points, so the floor
-    holds at every point)."""
+    holds at every point; ``sector_bytes``: that smallest sector, when the caller has it)."""
+    sector = float(np.min(p.sector_bytes)) if sector_bytes is None else sector_bytes
     return tr.conv_touched_bytes(op.batch, op.in_channels, op.height, op.width, op.kernel,
                                  op.stride, op.padding, op.dilation, op.out_height, op.out_width,
-                                 elem_bytes(op), float(np.min(p.sector_bytes)))
+                                 elem_bytes(op), sector)
 
 
 class ConvGemmView(NamedTuple):

@@ -102,12 +102,20 @@ class _Planner:
         self.stack_finals = stack_finals
         self.stacked: list[tuple[CostArrays, list[Any]]] = []
         self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows (stack_finals only)
+        self._autotune_any: bool | None = None
+        self._sector: float | None = None
         self.traffic: list[_Traffic] = []
         self.gemms: list[_Gemm] = []
         self.streams: list[_Stream] = []
         self._flop: dict[int, float] = {}
         self._tiled: dict[int, TiledGPUParams] = {}
         self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
+
+    def _min_sector(self) -> float:
+        """The smallest DRAM sector of the points (gc.touched_bytes), found once per planner."""
+        if self._sector is None:
+            self._sector = float(np.min(self.p.sector_bytes))
+        return self._sector
 
     def tiled(self, g: int) -> GPUParams:
         """The parameter pack repeated for ``g`` stacked ops (built once per group size)."""
@@ -270,7 +278,10 @@ class _Planner:
         """gpu._conv_algorithms: implicit GEMM, and Winograd's parts where it is a candidate
         (gpu.autotunes); ``build`` picks between them with the transposes added."""
         direct = self._plan_implicit(op)
-        return direct, (self._plan_winograd(op) if gc.autotunes(op, self.p) else None)
+        # gc.autotunes(op, p), with its test over the points made once per planner
+        if self._autotune_any is None:
+            self._autotune_any = bool(np.any(self.p.conv_autotune))
+        return direct, (self._plan_winograd(op) if self._autotune_any and gc.winograd_applies(op) else None)
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
@@ -285,7 +296,7 @@ class _Planner:
         # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
         window_b = tr.conv_window_bytes(c, op.width, r, e)
         low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
-                                          gc.touched_bytes(op, p) / g)
+                                          gc.touched_bytes(op, p, self._min_sector()) / g)
         t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
         im2col = npq * crs * e
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col
@@ -431,15 +442,17 @@ def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(x, dtype=np.float64), (h,))
 
 
-def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None) -> list[CostArrays]:
+def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
+           per_op: dict[str, list[Any]] | None = None) -> list[CostArrays]:
     """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies); with
-    ``rows``, those of the ops ``rows`` only.
+    ``rows``, those of the ops ``rows`` only; ``per_op``: fields that are not arrays, one value per
+    op cut (the kind and FLOP of the ops of a stacked sum).
 
     Column by column: each field (each key of a dict field) cut into its ``g`` row views at once
     (iterating the (g, h) reshape), then each op's field dict zipped together, the per-op loops run
     by ``map`` and ``zip`` in C (a stacked class has a few dozen ops x ~45 arrays). One op is ``c``."""
     whole = rows is None or len(rows) == g
-    if g == 1 and whole:
+    if g == 1 and whole and not per_op:
         return [c]
     n = g if whole else len(rows)
 
@@ -458,6 +471,8 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None) -> 
             cells = zip(*[cut(x) for x in v.values()], strict=True)
             columns.append(list(map(dict, map(zip, itertools.repeat(keys), cells))) if keys
                            else [{} for _ in range(n)])
+        elif per_op and name in per_op:
+            columns.append(per_op[name])
         else:
             columns.append(itertools.repeat(v, n))
     return [CostArrays.from_fields(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
@@ -629,9 +644,9 @@ def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
     counts = [len(reqs) for _, reqs in stacked] + [1] * len(flat)
     done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts)
     for (_, reqs), c in zip(stacked, done, strict=False):
-        for q, result in zip(reqs, _split(c, len(reqs), p.n), strict=True):
-            if isinstance(q, _SumJob):
-                result = CostArrays.from_fields({**result.__dict__, "kind": q.kind, "flop": q.flop})
+        sums = isinstance(reqs[0], _SumJob)  # a block is all requests or all sums
+        per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
+        for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op), strict=True):
             q.result = result
     governed = iter(done[len(stacked):])
     out = []
