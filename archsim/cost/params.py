@@ -130,6 +130,27 @@ class GPUParams:
         (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
         see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
         """
+        if cls is GPUParams and len(devices) == 1 and (host_dispatch_s is None or len(host_dispatch_s) == 1):
+            # A lone device (a single estimate): its pack is kept on it, per host dispatch time.
+            g = devices[0]
+            key = 0.0 if host_dispatch_s is None else host_dispatch_s[0]
+            held = g.__dict__.get(_PACKS_KEY)
+            if held is None:
+                held = g.__dict__[_PACKS_KEY] = _Kept({})
+            pack = held.value.get(key)
+            if pack is None:
+                pack = cls._pack(devices, host_dispatch_s)
+                for v in pack.__dict__.values():  # shared by every estimate on this object: never written
+                    for a in (v.values() if isinstance(v, dict) else (v,)):
+                        if isinstance(a, np.ndarray):
+                            a.flags.writeable = False
+                held.value[key] = pack
+            return pack
+        return cls._pack(devices, host_dispatch_s)
+
+    @classmethod
+    def _pack(cls, devices: Sequence[GPUDevice], host_dispatch_s: Sequence[float] | None) -> GPUParams:
+        """:meth:`from_devices`, built."""
         # Each model object's row is kept on it (_packed_row). Points of a sweep or of model_copy
         # share sub-table contents, so the parts of new rows are computed once per distinct content.
         memo: dict = {}
@@ -247,15 +268,18 @@ _ROW_KEY = "_archsim_gpu_row"
 """Key of a GPU model's packed row in its instance ``__dict__`` (not a field: dumps, ``repr`` and
 pydantic's ``==`` do not see it), set as its content hash is (:meth:`HardwareModel.content_hash`)."""
 
+_PACKS_KEY = "_archsim_gpu_packs"
+"""Key of a GPU model's one-device packs (per host dispatch time) in its instance ``__dict__``."""
 
-class _PackedRow:
-    """A device's packed row, held in its model's ``__dict__``. Compared by identity: pydantic's ``==``
+
+class _Kept:
+    """A value derived from a model, held in its ``__dict__``. Compared by identity: pydantic's ``==``
     first compares whole ``__dict__``s, and an array there would make that comparison raise."""
 
-    __slots__ = ("values",)
+    __slots__ = ("value",)
 
-    def __init__(self, values: np.ndarray) -> None:
-        self.values = values
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def _packed_row(g: GPUDevice, memo: dict) -> np.ndarray:
@@ -269,8 +293,8 @@ def _packed_row(g: GPUDevice, memo: dict) -> np.ndarray:
     if held is None:
         values = np.asarray(_gpu_row(g, memo), dtype=np.float64)
         values.flags.writeable = False
-        held = g.__dict__[_ROW_KEY] = _PackedRow(values)
-    return held.values
+        held = g.__dict__[_ROW_KEY] = _Kept(values)
+    return held.value
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:

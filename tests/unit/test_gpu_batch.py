@@ -200,6 +200,12 @@ def test_packed_rows_are_kept_per_model_without_changing_equality_or_packs() -> 
     hw, fresh = presets.load_preset("gpu/v100-sxm2-16gb"), presets.load_preset("gpu/v100-sxm2-16gb")
     first = GPUParams.from_devices([hw])
     GPUParams.from_devices([fresh])
+    # A lone device's pack is kept too (per host dispatch time), its arrays read-only.
+    assert GPUParams.from_devices([hw]) is first and GPUParams.from_devices([hw], [0.0]) is first
+    assert GPUParams.from_devices([hw], [1e-5]).host_dispatch_s.tolist() == [1e-5]
+    assert not first.sm_count.flags.writeable
+    with pytest.raises(Exception, match="host_dispatch_s"):
+        GPUParams.from_devices([hw], [-1.0])
     assert hw == fresh and fresh == hw and repr(hw) == repr(fresh) and hw.model_dump() == fresh.model_dump()
     again = GPUParams.from_devices([hw, fresh])
     changed = hw.model_copy(update={"sm_count": 40})
