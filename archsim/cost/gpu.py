@@ -60,7 +60,7 @@ def _prices(p: GPUParams) -> dict[str, Any]:
 
 def _vector_key(p: GPUParams, prec: str) -> str:
     """The CUDA-core precision that runs ``prec`` (fp32 when the lanes table lacks it)."""
-    return prec if np.all(p.vector_flop_per_cycle_per_sm[prec] > 0) else "fp32"
+    return prec if (p.vector_flop_per_cycle_per_sm[prec] > 0).all() else "fp32"
 
 
 def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.ndarray, overhead: np.ndarray,
@@ -98,7 +98,7 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     activations = level_bytes["dram"] / p.dram_row_buffer_bytes
     energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
                      np.zeros(p.n), latency)
-    if np.any(p.tensor_operand_flop_j > 0.0):
+    if (p.tensor_operand_flop_j > 0.0).any():
         # Operand delivery inside the Tensor Cores: per 16-bit MMA FLOP, scaled by each precision's
         # operand bytes per FLOP; data movement, reported apart from the MAC energies ("compute").
         operand = [flop_units[k] * (MMA_OPERAND_BYTES_PER_FLOP[k.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"])
@@ -150,7 +150,7 @@ def gemm_unit(p: GPUParams, prec: str, label: str,
     vector_rate = p.vector_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
-    if np.any(rate <= 0):
+    if (rate <= 0).any():
         runs = [q for q in p.tensor_flop_per_cycle_per_sm
                 if np.all((p.tensor_flop_per_cycle_per_sm[q] > 0) | (p.vector_flop_per_cycle_per_sm[q] > 0))]
         raise EngineError(f"{label}: compute_dtype {prec!r} has no math unit on this GPU (neither Tensor Cores nor "

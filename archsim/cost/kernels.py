@@ -121,7 +121,7 @@ def loaded_little_bandwidth(peak_bytes_per_s: np.ndarray, bytes_in_flight: np.nd
     """
     knee = np.minimum(peak_bytes_per_s, little_bandwidth(bytes_in_flight, idle_latency_s))
     c = np.asarray(coefficient, dtype=np.float64)
-    if not np.any(c > 0.0):
+    if not (c > 0.0).any():
         return knee
     x = bytes_in_flight / peak_bytes_per_s
     rho = 2.0 * x / (idle_latency_s + x + np.sqrt((idle_latency_s - x) ** 2 + 4.0 * c * idle_latency_s * x))

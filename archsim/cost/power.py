@@ -123,7 +123,7 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
     each of its ops is governed as if given alone, and it comes back stacked the same way.
     """
     costs = list(costs)
-    if not costs or not np.any(p.has_power):
+    if not costs or not p.has_power.any():
         return costs
     single = counts is None or all(g == 1 for g in counts)
     sizes = [1] * len(costs) if counts is None else list(counts)
@@ -180,7 +180,7 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
                        leakage_w=p.core_leakage_w * cores * active + p.uncore_leakage_w,
                        clock_w=p.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent, curve=curve)
     has = p.has_power > 0
-    every = bool(np.all(has))
+    every = bool(has.all())
 
     def where(a: Any, b: Any) -> Any:
         # np.where(has, a, b), skipped when every point has a power model (the usual case).
