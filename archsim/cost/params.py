@@ -154,7 +154,7 @@ class GPUParams:
         # Each model object's row is kept on it (_packed_row). Points of a sweep or of model_copy
         # share sub-table contents, so the parts of new rows are computed once per distinct content.
         memo: dict = {}
-        table = np.stack([_packed_row(g, memo) for g in devices]) if devices else np.zeros((0, _GPU_ROW_LEN))
+        table = _packed_table(devices, memo)
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
             raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
                               f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
@@ -282,19 +282,28 @@ class _Kept:
         self.value = value
 
 
-def _packed_row(g: GPUDevice, memo: dict) -> np.ndarray:
-    """:func:`_gpu_row` of ``g`` as a read-only float64 array, computed once per model object.
+def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
+    """The (devices, row) table of :func:`_gpu_row`, each device's row computed once per model object.
 
     The row depends on the model's fields only, and models are frozen: a sweep or a caller that
-    estimates the same points again (another workload, another option) packs them by stacking
-    these rows. A ``model_copy`` with changes is validated afresh, without the row; one without
-    changes keeps it (same content)."""
-    held = g.__dict__.get(_ROW_KEY)
-    if held is None:
-        values = np.asarray(_gpu_row(g, memo), dtype=np.float64)
-        values.flags.writeable = False
-        held = g.__dict__[_ROW_KEY] = _Kept(values)
-    return held.value
+    estimates the same points again (another workload, another option) packs them by stacking the
+    kept rows. A ``model_copy`` with changes is validated afresh, without the row; one without
+    changes keeps it (same content). New rows are converted together (one conversion of their
+    floats) and kept as read-only rows of that table."""
+    held = [g.__dict__.get(_ROW_KEY) for g in devices]
+    new = [i for i, h in enumerate(held) if h is None]
+    if new:
+        fresh = np.asarray([_gpu_row(devices[i], memo) for i in new], dtype=np.float64).reshape(len(new), -1)
+        if len(new) == len(devices):
+            table = fresh.copy()
+        fresh.flags.writeable = False
+        for i, row in zip(new, fresh, strict=True):
+            held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(row)
+        if len(new) == len(devices):
+            return table
+    if not devices:
+        return np.zeros((0, _GPU_ROW_LEN))
+    return np.stack([h.value for h in held])
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
