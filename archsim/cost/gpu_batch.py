@@ -13,6 +13,14 @@ formulas in the same order on the same numbers; ``tests/unit/test_gpu_batch.py``
 The tiling model's DRAM traffic depends on the L2 capacity only, so it is computed once per
 distinct capacity (a sweep that does not vary L2 pays for it once per op, not once per point).
 Ops outside these classes (attention, user-described kernels) take the one-op path.
+
+:func:`governed_many` at a few points (``STACKED_SUM_POINTS``) keeps the rows stacked up to the
+power model: an op that is one kernel of a class enters :func:`archsim.cost.power.apply` as its
+class's rows, and a convolution of one channel configuration is summed from its kernels' rows
+(:class:`_SumJob`, every convolution of one structure in one numpy call per field and part);
+the governed stacks are cut into ops once. The floats are those of cutting first, summing op by
+op (:func:`archsim.cost.common.sum_costs`) and governing each op: the same operations on each
+(op, point) in the same order.
 """
 
 from __future__ import annotations
