@@ -133,7 +133,7 @@ class GPUParams:
         if cls is GPUParams and len(devices) == 1 and (host_dispatch_s is None or len(host_dispatch_s) == 1):
             # A lone device (a single estimate): its pack is kept on it, per host dispatch time.
             g = devices[0]
-            key = 0.0 if host_dispatch_s is None else host_dispatch_s[0]
+            key = "0.0" if host_dispatch_s is None else repr(float(host_dispatch_s[0]))  # -0.0 apart from 0.0
             held = g.__dict__.get(_PACKS_KEY)
             if held is None:
                 held = g.__dict__[_PACKS_KEY] = _Kept({})
@@ -151,7 +151,7 @@ class GPUParams:
     @classmethod
     def _pack(cls, devices: Sequence[GPUDevice], host_dispatch_s: Sequence[float] | None) -> GPUParams:
         """:meth:`from_devices`, built."""
-        # Each model object's row is kept on it (_packed_row). Points of a sweep or of model_copy
+        # Each model object's row is kept on it (_packed_table). Points of a sweep or of model_copy
         # share sub-table contents, so the parts of new rows are computed once per distinct content.
         memo: dict = {}
         table = _packed_table(devices, memo)

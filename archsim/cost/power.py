@@ -208,7 +208,7 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
     clock_hz = p.clock_hz * ratio
     limited = (ratio < 1.0).astype(np.float64)
     # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a
-    # cost stacking g ops gets its g rows as one (g x points) view.
+    # cost stacking g ops gets its g rows as one flat view (g x points values, op-major).
     if single:
         cut = list
     else:
