@@ -60,7 +60,7 @@ def _prices(p: GPUParams) -> dict[str, Any]:
 
 def _vector_key(p: GPUParams, prec: str) -> str:
     """The CUDA-core precision that runs ``prec`` (fp32 when the lanes table lacks it)."""
-    return prec if np.all(p.vector_flop_per_cycle_per_sm[prec] > 0) else "fp32"
+    return prec if (p.vector_flop_per_cycle_per_sm[prec] > 0).all() else "fp32"
 
 
 def _finish(op: Any, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.ndarray, overhead: np.ndarray,
@@ -98,7 +98,7 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     activations = level_bytes["dram"] / p.dram_row_buffer_bytes
     energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
                      np.zeros(p.n), latency)
-    if np.any(p.tensor_operand_flop_j > 0.0):
+    if (p.tensor_operand_flop_j > 0.0).any():
         # Operand delivery inside the Tensor Cores: per 16-bit MMA FLOP, scaled by each precision's
         # operand bytes per FLOP; data movement, reported apart from the MAC energies ("compute").
         operand = [flop_units[k] * (MMA_OPERAND_BYTES_PER_FLOP[k.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"])
@@ -153,7 +153,7 @@ def gemm_unit(p: GPUParams, prec: str, label: str, accumulate: str | None = None
     vector_rate = p.vector_flop_per_cycle_per_sm[prec]
     use_tc = tensor_rate > 0
     rate = np.where(use_tc, tensor_rate, vector_rate)
-    if np.any(rate <= 0):
+    if (rate <= 0).any():
         runs = [q for q in p.tensor_flop_per_cycle_per_sm
                 if np.all((p.tensor_flop_per_cycle_per_sm[q] > 0) | (p.vector_flop_per_cycle_per_sm[q] > 0))]
         raise EngineError(f"{label}: compute_dtype {prec!r} has no math unit on this GPU (neither Tensor Cores nor "
@@ -302,13 +302,22 @@ def pick_timed(a: CostArrays, b: CostArrays, a_s: np.ndarray, b_s: np.ndarray,
     if allowed is not None:
         use_b = use_b & allowed
     out = select(use_b, a, b)
-    extra = {**{kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items() if kk not in keep},
-             "winograd": use_b.astype(float), **{kk: out.extra[kk] for kk in keep if kk in out.extra}}
+    if use_b.all():
+        nan = np.full(use_b.shape, np.nan)  # every a-side tile fact NaN (one array: none is written)
+        drop = {kk: nan for kk in a.extra if kk not in keep}
+    else:
+        drop = {kk: np.where(use_b, np.nan, v) for kk, v in a.extra.items() if kk not in keep}
+    extra = {**drop, "winograd": use_b.astype(float), **{kk: out.extra[kk] for kk in keep if kk in out.extra}}
     return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
 def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
     """Per point, ``b`` where ``use_b`` else ``a`` (keys missing on one side count as 0)."""
+    side = b if use_b.all() else a if not use_b.any() else None
+    if side is not None:
+        uniform = _select_uniform(use_b.shape, side, a, b)
+        if uniform is not None:
+            return uniform
 
     def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         keys = dict.fromkeys([*x, *y])
@@ -324,6 +333,46 @@ def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
         launches=np.where(use_b, b.launches, a.launches),
         energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
         extra=sel(a.extra, b.extra), dispatch_s=_pick_optional(use_b, a.dispatch_s, b.dispatch_s))
+
+
+def _select_uniform(shape: tuple[int, ...], side: CostArrays, a: CostArrays, b: CostArrays) -> CostArrays | None:
+    """:func:`select` where every point takes ``side`` (``a`` or ``b``): its arrays as they are, a
+    key only the other side has as zeros; ``None`` when an array is not a float64 array of
+    ``shape`` (the general path then broadcasts and converts as ``np.where`` does)."""
+    def ok(v: Any) -> bool:
+        return isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == shape
+
+    zero = None
+    fields: dict[str, Any] = {"kind": a.kind, "device": a.device, "flop": a.flop}
+    for name in ("latency_s", "time_by_unit_s", "bytes_by_level", "flop_by_unit", "read_bytes", "write_bytes",
+                 "dram_activations", "link_bytes", "overhead_s", "launches", "energy_breakdown_j",
+                 "static_power_w", "extra", "dispatch_s"):
+        if name == "static_power_w":
+            fields[name] = a.static_power_w
+            continue
+        v = getattr(side, name)
+        if isinstance(v, dict):
+            other = getattr(a if side is b else b, name)
+            out = {}
+            for kk in dict.fromkeys([*getattr(a, name), *getattr(b, name)]):
+                got = v.get(kk)
+                if got is None and kk in other:
+                    if zero is None:
+                        zero = np.zeros(shape)
+                    got = zero
+                if not ok(got):
+                    return None
+                out[kk] = got
+            fields[name] = out
+        elif name == "dispatch_s" and a.dispatch_s is None and b.dispatch_s is None:
+            fields[name] = None
+        elif v is None:  # dispatch_s missing on the picked side only: 0
+            fields[name] = np.zeros(shape)
+        elif ok(v):
+            fields[name] = v
+        else:
+            return None
+    return CostArrays.from_fields(fields)
 
 
 def _pick_optional(use_b: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
@@ -427,13 +476,14 @@ def autotunes(op: Any, p: GPUParams) -> bool:
     return winograd_applies(op) and bool(np.any(p.conv_autotune))
 
 
-def touched_bytes(op: Any, p: GPUParams) -> float:
+def touched_bytes(op: Any, p: GPUParams, sector_bytes: float | None = None) -> float:
     """Bytes memory delivers for the input elements a convolution pass reads, in whole DRAM sectors
     (:func:`archsim.cost.traffic.conv_touched_bytes`; the smallest sector of the points, so the floor
-    holds at every point)."""
+    holds at every point; ``sector_bytes``: that smallest sector, when the caller has it)."""
+    sector = float(np.min(p.sector_bytes)) if sector_bytes is None else sector_bytes
     return tr.conv_touched_bytes(op.batch, op.in_channels, op.height, op.width, op.kernel,
                                  op.stride, op.padding, op.dilation, op.out_height, op.out_width,
-                                 elem_bytes(op), float(np.min(p.sector_bytes)))
+                                 elem_bytes(op), sector)
 
 
 class ConvGemmView(NamedTuple):

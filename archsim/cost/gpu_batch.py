@@ -13,11 +13,20 @@ formulas in the same order on the same numbers; ``tests/unit/test_gpu_batch.py``
 The tiling model's DRAM traffic depends on the L2 capacity only, so it is computed once per
 distinct capacity (a sweep that does not vary L2 pays for it once per op, not once per point).
 Ops outside these classes (attention, user-described kernels) take the one-op path.
+
+:func:`governed_many` at a few points (``STACKED_SUM_POINTS``) keeps the rows stacked up to the
+power model: an op that is one kernel of a class enters :func:`archsim.cost.power.apply` as its
+class's rows, and a convolution of one channel configuration is summed from its kernels' rows
+(:class:`_SumJob`, every convolution of one structure in one numpy call per field and part);
+the governed stacks are cut into ops once. The floats are those of cutting first, summing op by
+op (:func:`archsim.cost.common.sum_costs`) and governing each op: the same operations on each
+(op, point) in the same order.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -67,6 +76,9 @@ class _Gemm:
     library: str = gc.kn.GEMM_LIBRARY
     accumulate: str | None = None     # gc.narrow_accumulate: None (fp32/int32) or "fp16"
     result: CostArrays | None = None
+    final: bool = False               # the request is an op's whole cost (not a part of a convolution's)
+    part: bool = False                # a part of a stacked sum (_SumJob): read through ``ref``
+    ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
 
     @property
     def group(self) -> tuple[str, str, str | None]:
@@ -83,19 +95,35 @@ class _Stream:
     floor: float = 0.0
     l2: np.ndarray | None = None      # bytes through L2 when they differ from DRAM's (row-wise ops)
     result: CostArrays | None = None
+    final: bool = False               # the request is an op's whole cost (not a part of a convolution's)
+    part: bool = False                # a part of a stacked sum (_SumJob): read through ``ref``
+    ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
 
 
 class _Planner:
     """Turns ops into kernel requests, runs each class stacked, and reassembles every op."""
 
-    def __init__(self, p: GPUParams) -> None:
+    def __init__(self, p: GPUParams, stack_finals: bool = False) -> None:
         self.p = p
+        # With stack_finals, the requests that are whole ops keep their class's stacked cost
+        # (``stacked``: cost, requests) for the power model instead of being cut into ops.
+        self.stack_finals = stack_finals
+        self.stacked: list[tuple[CostArrays, list[Any]]] = []
+        self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows (stack_finals only)
+        self._autotune_any: bool | None = None
+        self._sector: float | None = None
         self.traffic: list[_Traffic] = []
         self.gemms: list[_Gemm] = []
         self.streams: list[_Stream] = []
         self._flop: dict[int, float] = {}
         self._tiled: dict[int, TiledGPUParams] = {}
         self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
+
+    def _min_sector(self) -> float:
+        """The smallest DRAM sector of the points (gc.touched_bytes), found once per planner."""
+        if self._sector is None:
+            self._sector = float(np.min(self.p.sector_bytes))
+        return self._sector
 
     def tiled(self, g: int) -> GPUParams:
         """The parameter pack repeated for ``g`` stacked ops (built once per group size)."""
@@ -134,13 +162,15 @@ class _Planner:
         return s
 
     def plan(self, op: Any) -> Any:
-        """A callable giving the op's CostArrays once the classes have run, or a finished CostArrays."""
+        """The op's request (an op that is one kernel of a class: its ``result`` once the classes have
+        run), a callable giving its cost then, or a finished CostArrays."""
         kind = op.kind
         if kind in ("h2d", "d2h"):
             return gc.cost(op, self.p)  # raises: a transfer runs on a link
         if kind == "gemm":
             g = self._plan_gemm(op)
-            return lambda: g.result
+            g.final = True
+            return g
         if kind == "conv2d":
             return self._plan_conv(op)
         if kind == "gemv":
@@ -150,11 +180,13 @@ class _Planner:
             else:
                 t = self._traffic(op.m, 1, op.k, op.batch, e, e, e)
             s = self._plan_stream(op, traffic=t)
-            return lambda: s.result
+            s.final = True
+            return s
         if kind in gc._DISPATCH:
             return gc.cost(op, self.p)
         s = self._plan_stream(op)
-        return lambda: s.result
+        s.final = True
+        return s
 
     def _plan_gemm(self, op: Any) -> _Gemm:
         e = elem_bytes(op)
@@ -180,7 +212,8 @@ class _Planner:
     def _plan_conv(self, op: Any) -> Any:
         if op.is_depthwise_like:
             s = self._plan_stream(op)
-            return lambda: s.result
+            s.final = True
+            return s
         p = self.p
         prec, e = precision_of(op), elem_bytes(op)
         planned = []
@@ -191,6 +224,8 @@ class _Planner:
             transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
                           for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])
             planned.append((mask, self._plan_algorithms(padded), transfers))
+        if self.stack_finals and len(planned) == 1:
+            return self._stacked_conv(op, *planned[0])
 
         def build() -> CostArrays | _Autotuned:
             configs = []
@@ -199,18 +234,62 @@ class _Planner:
                 c = gc.with_transfers(op, direct.result, moved, self.flop(op))
                 w = None
                 if winograd is not None:
-                    wino = sum_costs([x() for x in winograd], op.kind, self.flop(op))
+                    wino = sum_costs([x.result for x in winograd], op.kind, self.flop(op))
                     w = gc.with_transfers(op, wino, moved, self.flop(op))
                 configs.append((mask, c, w))
             done = _Autotuned(configs, p.conv_autotune > 0)
             return done if done.candidates() else done.finish([])
         return build
 
+    def _stacked_conv(self, op: Any, mask: np.ndarray, algorithms: tuple[_Gemm, list[Any] | None],
+                      transfers: list[_Stream]) -> _Conv:
+        """A convolution of one channel configuration as sums of its kernels' stacked rows
+        (:class:`_SumJob`): the transposes and implicit GEMM (``gpu.with_transfers``), and, where
+        Winograd is a candidate, the transposes and the sum of Winograd's four kernels."""
+        direct, winograd = algorithms
+        for q in (*transfers, direct, *(winograd or ())):
+            q.part = True
+        kind, flop = op.kind, self.flop(op)
+        main = _SumJob([*transfers, direct], kind, flop, main=len(transfers))
+        self.jobs.append(main)
+        w = None
+        if winograd is not None:
+            inner = _SumJob(winograd, kind, flop)
+            w = _SumJob([*transfers, inner], kind, flop)
+            self.jobs += [inner, w]
+        return _Conv(mask, main, w, self.p.conv_autotune > 0)
+
+    def run_jobs(self) -> list[tuple[CostArrays, list[_SumJob]]]:
+        """Every :class:`_SumJob` summed, those of one structure (the same stacked costs at every
+        part) in one numpy pass per field; the stacked sums of the jobs no other job reads."""
+        h = self.p.n
+        read = {id(q) for job in self.jobs for q in job.parts}
+        blocks = []
+        pending = list(self.jobs)
+        while pending:
+            ready = [j for j in pending if all(q.ref is not None for q in j.parts)]
+            if not ready:
+                raise RuntimeError("a convolution's stacked sum reads a part that was never costed")
+            pending = [j for j in pending if j.ref is None and j not in ready]
+            batches: dict[tuple[Any, ...], list[_SumJob]] = {}
+            for job in ready:
+                batches.setdefault((job.main, *(id(q.ref[0]) for q in job.parts)), []).append(job)
+            for jobs in batches.values():
+                stacked = _sum_rows(jobs, h)
+                for i, job in enumerate(jobs):
+                    job.ref = (stacked, i)
+                if not any(id(j) in read for j in jobs):
+                    blocks.append((stacked, jobs))
+        return blocks
+
     def _plan_algorithms(self, op: Any) -> tuple[_Gemm, list[Any] | None]:
         """gpu._conv_algorithms: implicit GEMM, and Winograd's parts where it is a candidate
         (gpu.autotunes); ``build`` picks between them with the transposes added."""
         direct = self._plan_implicit(op)
-        return direct, (self._plan_winograd(op) if gc.autotunes(op, self.p) else None)
+        # gc.autotunes(op, p), with its test over the points made once per planner
+        if self._autotune_any is None:
+            self._autotune_any = bool(np.any(self.p.conv_autotune))
+        return direct, (self._plan_winograd(op) if self._autotune_any and gc.winograd_applies(op) else None)
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
@@ -225,7 +304,7 @@ class _Planner:
         # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
         window_b = tr.conv_window_bytes(c, op.width, r, e)
         low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
-                                          gc.touched_bytes(op, p) / g)
+                                          gc.touched_bytes(op, p, self._min_sector()) / g)
         t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
         im2col = npq * crs * e
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col
@@ -250,7 +329,7 @@ class _Planner:
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
         g = self._plan_gemm(gemm)
         s3 = self._stream_req(prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, dram=np.full(p.n, yt_b + y_b))
-        return [lambda: s1.result, lambda: s2.result, lambda: g.result, lambda: s3.result]
+        return [s1, s2, g, s3]
 
     # -- execution ------------------------------------------------------------------------------
     def run(self) -> None:
@@ -299,9 +378,7 @@ class _Planner:
             kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
                                   extra_vector, mm, kernel=kernel, library=library, accumulate=acc)
-            whole = gc.assemble("gemm", 0.0, sp, *parts)
-            for q, result in zip(group, _split(whole, g, p.n), strict=True):
-                q.result = result
+            self._finish_group(group, gc.assemble("gemm", 0.0, sp, *parts))
 
     def _run_streams(self) -> None:
         p = self.p
@@ -323,15 +400,37 @@ class _Planner:
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
             parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2)
-            whole = gc.assemble("stream", 0.0, sp, *parts)
-            for q, result in zip(group, _split(whole, g, p.n), strict=True):
-                q.result = result
+            self._finish_group(group, gc.assemble("stream", 0.0, sp, *parts))
+
+    def _finish_group(self, group: list[Any], whole: CostArrays) -> None:
+        """Each request's cost from its class's stacked cost ``whole``; with ``stack_finals``, the
+        requests that are whole ops stay stacked (``self.stacked``) for one power-model pass and
+        are cut into ops after it (:func:`governed_many`)."""
+        h = self.p.n
+        for i, q in enumerate(group):
+            if q.part:
+                q.ref = (whole, i)
+        finals = [i for i, q in enumerate(group) if q.final] if self.stack_finals else []
+        rest = [i for i, q in enumerate(group) if not q.part and not (q.final and self.stack_finals)]
+        if finals:
+            mine = whole if len(finals) == len(group) else _take(whole, finals, h)
+            self.stacked.append((mine, [group[i] for i in finals]))
+        if rest:
+            for i, result in zip(rest, _split(whole, len(group), h, rest), strict=True):
+                group[i].result = result
 
 
 CHUNK_ROWS = 16384
 """Stacked rows (ops x points) per numpy pass: enough to amortise Python's per-call overhead, few
 enough that each of the few dozen temporaries of a pass (128 KiB at this size) stays small; a
 1,000-point sweep of ResNet-50 then takes 2-3 passes per kernel class instead of one per op."""
+
+
+STACKED_SUM_POINTS = 32
+"""Most hardware points at which :func:`governed_many` keeps stacked rows through the power model
+and sums convolutions' kernels row-stacked (:class:`_SumJob`): at a few points each op's arrays
+are a few numbers, and per-op numpy calls and dicts cost more than the numbers; at many points
+the op-by-op path reads row views without copying, which costs less than gathering the rows."""
 
 
 def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]]]:
@@ -351,28 +450,124 @@ def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(x, dtype=np.float64), (h,))
 
 
-def _split(c: CostArrays, g: int, h: int) -> list[CostArrays]:
-    """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies).
+def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
+           per_op: dict[str, list[Any]] | None = None) -> list[CostArrays]:
+    """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies); with
+    ``rows``, those of the ops ``rows`` only; ``per_op``: fields that are not arrays, one value per
+    op cut (the kind and FLOP of the ops of a stacked sum).
 
     Column by column: each field (each key of a dict field) cut into its ``g`` row views at once
     (iterating the (g, h) reshape), then each op's field dict zipped together, the per-op loops run
     by ``map`` and ``zip`` in C (a stacked class has a few dozen ops x ~45 arrays). One op is ``c``."""
-    if g == 1:
+    whole = rows is None or len(rows) == g
+    if g == 1 and whole and not per_op:
         return [c]
+    n = g if whole else len(rows)
+
+    def cut(x: np.ndarray) -> Any:
+        table = x.reshape(g, h)
+        return table if whole else [table[i] for i in rows]
+
     names: list[str] = []
     columns: list[Any] = []
     for name, v in c.__dict__.items():
         names.append(name)
         if isinstance(v, np.ndarray):
-            columns.append(v.reshape(g, h))
+            columns.append(cut(v))
         elif isinstance(v, dict):
             keys = tuple(v)
-            rows = zip(*[x.reshape(g, h) for x in v.values()], strict=True)
-            columns.append(list(map(dict, map(zip, itertools.repeat(keys), rows))) if keys
-                           else [{} for _ in range(g)])
+            cells = zip(*[cut(x) for x in v.values()], strict=True)
+            columns.append(list(map(dict, map(zip, itertools.repeat(keys), cells))) if keys
+                           else [{} for _ in range(n)])
+        elif per_op and name in per_op:
+            columns.append(per_op[name])
         else:
-            columns.append(itertools.repeat(v, g))
+            columns.append(itertools.repeat(v, n))
     return [CostArrays.from_fields(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
+
+
+@dataclasses.dataclass(eq=False)
+class _SumJob:
+    """Kernels run one after another (:func:`archsim.cost.common.sum_costs`), each part a row of a
+    stacked cost (a request's class, or another job's sum): the op's cost is their sum, with the
+    extras of part ``main`` (``None``: none; one part: all its fields as they are)."""
+
+    parts: list[Any]
+    kind: str
+    flop: float
+    main: int | None = None
+    ref: tuple[CostArrays, int] | None = None
+    result: CostArrays | None = None
+
+
+@dataclasses.dataclass(eq=False)
+class _Conv:
+    """A convolution of one channel configuration planned as stacked sums: implicit GEMM with its
+    transposes (``main``) and Winograd with them (``winograd``, where it is a candidate)."""
+
+    mask: np.ndarray
+    main: _SumJob
+    winograd: _SumJob | None
+    allowed: np.ndarray
+
+    def finish(self) -> CostArrays:
+        """The op's governed cost, once both jobs hold theirs (``gpu.with_transfers``, ``_pick``)."""
+        if self.winograd is None:
+            return self.main.result
+        c, w = self.main.result, self.winograd.result
+        return _Autotuned([(self.mask, c, w)], self.allowed).finish_governed([c, w])
+
+
+_SUMMED_ARRAYS = ("latency_s", "dram_activations", "link_bytes", "overhead_s", "launches")
+_SUMMED_DICTS = ("time_by_unit_s", "bytes_by_level", "flop_by_unit", "read_bytes", "write_bytes",
+                 "energy_breakdown_j")
+
+
+def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
+    """The stacked cost of ``jobs`` (one structure: part ``j`` of every job a row of one stacked
+    cost): ``sum_costs`` of each job's parts, the same additions in the same order, one numpy
+    call per field and part for all the jobs."""
+    first = jobs[0]
+    sources = [q.ref[0] for q in first.parts]
+    ar = np.arange(h)
+    index = [(np.asarray([job.parts[j].ref[1] for job in jobs])[:, None] * h + ar).reshape(-1)
+             for j in range(len(sources))]
+    if len(sources) == 1:  # one kernel: its rows as they are
+        return _take_index(sources[0], index[0])
+    fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0,
+                              "static_power_w": sources[0].static_power_w.take(index[0])}
+    main = first.main
+    fields["extra"] = {} if main is None else {k: x.take(index[main]) for k, x in sources[main].extra.items()}
+    for name in _SUMMED_ARRAYS:
+        fields[name] = functools.reduce(np.add, [getattr(src, name).take(ix) for src, ix in zip(sources, index,
+                                                                                                strict=True)])
+    for name in _SUMMED_DICTS:
+        out: dict[str, np.ndarray] = {}
+        for src, ix in zip(sources, index, strict=True):
+            for k, x in getattr(src, name).items():
+                v = x.take(ix)
+                out[k] = out[k] + v if k in out else v
+        fields[name] = out
+    dispatch = [src.dispatch_s.take(ix) for src, ix in zip(sources, index, strict=True) if src.dispatch_s is not None]
+    fields["dispatch_s"] = functools.reduce(np.add, dispatch) if dispatch else None
+    return CostArrays.from_fields(fields)
+
+
+def _take_index(c: CostArrays, index: np.ndarray) -> CostArrays:
+    """``c`` with every array taken at ``index`` (stacked rows)."""
+    fields: dict[str, Any] = {}
+    for name, v in c.__dict__.items():
+        if isinstance(v, np.ndarray):
+            v = v.take(index)
+        elif isinstance(v, dict):
+            v = {k: x.take(index) for k, x in v.items()}
+        fields[name] = v
+    return CostArrays.from_fields(fields)
+
+
+def _take(c: CostArrays, rows: list[int], h: int) -> CostArrays:
+    """The stacked cost of the ops ``rows`` of the stacked ``c`` (``h`` points each), in that order."""
+    return _take_index(c, (np.asarray(rows)[:, None] * h + np.arange(h)).reshape(-1))
 
 
 def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
@@ -427,11 +622,16 @@ class _Autotuned:
         return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
-def _build(ops: Sequence[Any], p: GPUParams) -> tuple[_Planner, list[CostArrays | _Autotuned]]:
-    planner = _Planner(p)
+def _build(ops: Sequence[Any], p: GPUParams,
+           stack_finals: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
+    """The planner and each op's cost; with ``stack_finals``, an op that is one kernel of a class
+    gets its request, whose ``result`` is set once its stacked cost is cut (:func:`governed_many`)."""
+    planner = _Planner(p, stack_finals)
     plans = [planner.plan(op) for op in ops]
     planner.run()
-    return planner, [plan() if callable(plan) else plan for plan in plans]
+    return planner, [plan if stack_finals and isinstance(plan, (_Gemm, _Stream, _Conv))
+                     else plan.result if isinstance(plan, (_Gemm, _Stream)) else plan() if callable(plan) else plan
+                     for plan in plans]
 
 
 def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
@@ -441,12 +641,32 @@ def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
     pick would give)."""
     from archsim.cost import power
 
-    planner, built = _build(ops, p)
-    flat = [x for c in built for x in (c.costs() if isinstance(c, _Autotuned) else (c,))]
-    governed = iter(power.apply(flat, p, gpu=True))
+    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS)
+    # The ops that are one kernel of a class enter the power model as their class's stacked rows
+    # (power.apply's counts): no cutting into ops before it and no re-stacking in it.
+    # Convolutions enter it as their stacked sums (planner.run_jobs): no cutting of their kernels
+    # into ops and no sum op by op.
+    flat = [x for c in built if not isinstance(c, (_Gemm, _Stream, _Conv))
+            for x in (c.costs() if isinstance(c, _Autotuned) else (c,))]
+    stacked = planner.stacked + planner.run_jobs()
+    counts = [len(reqs) for _, reqs in stacked] + [1] * len(flat)
+    done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts)
+    for (_, reqs), c in zip(stacked, done, strict=False):
+        sums = isinstance(reqs[0], _SumJob)  # a block is all requests or all sums
+        per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
+        for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op), strict=True):
+            q.result = result
+    governed = iter(done[len(stacked):])
     out = []
     for op, c in zip(ops, built, strict=True):
-        c = c.finish_governed([next(governed) for _ in c.costs()]) if isinstance(c, _Autotuned) else next(governed)
+        if isinstance(c, (_Gemm, _Stream)):
+            c = c.result
+        elif isinstance(c, _Conv):
+            c = c.finish()
+        elif isinstance(c, _Autotuned):
+            c = c.finish_governed([next(governed) for _ in c.costs()])
+        else:
+            c = next(governed)
         flop = planner.flop(op)
         out.append(c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop))
     return out

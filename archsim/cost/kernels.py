@@ -38,6 +38,7 @@ candidates and keeps the fastest, so a sweep allocates nothing of size rows x ca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,7 @@ def loaded_little_bandwidth(peak_bytes_per_s: np.ndarray, bytes_in_flight: np.nd
     """
     knee = np.minimum(peak_bytes_per_s, little_bandwidth(bytes_in_flight, idle_latency_s))
     c = np.asarray(coefficient, dtype=np.float64)
-    if not np.any(c > 0.0):
+    if not (c > 0.0).any():
         return knee
     x = bytes_in_flight / peak_bytes_per_s
     rho = 2.0 * x / (idle_latency_s + x + np.sqrt((idle_latency_s - x) ** 2 + 4.0 * c * idle_latency_s * x))
@@ -329,6 +330,14 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
                    dram_min_bytes, a_stream_factor, occupancy, occupancy_row, cand, library)
 
 
+def _point_table(values: list[Any], n: int) -> np.ndarray:
+    """The C-contiguous (n, len(values)) float64 table whose column ``j`` is ``values[j]`` over the
+    ``n`` points (an (n,) array, or a number for every point): the same floats as stacking their
+    broadcasts, in one conversion (``broadcast_to`` costs a Python call per column)."""
+    cols = [v if isinstance(v, np.ndarray) and v.shape == (n,) else np.full(n, v, dtype=np.float64) for v in values]
+    return np.ascontiguousarray(np.array(cols, dtype=np.float64).T)
+
+
 def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
             flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray | float,
             a_stream_factor: np.ndarray | float, occupancy: np.ndarray, occupancy_row: np.ndarray,
@@ -346,7 +355,7 @@ def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.nda
     per_point = [getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [flop_per_cycle_per_sm, efficiency]
     if library != GEMM_LIBRARY:
         per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
-    points = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), (p.n,)) for v in per_point], axis=1)
+    points = _point_table(per_point, p.n)
     # Fresh writable copies: numba compiles one specialisation per array flags, read-only included.
     dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()
     a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (rows,)).copy()

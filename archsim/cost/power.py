@@ -84,15 +84,19 @@ def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, g
     return n + load_bytes / p.simd_bytes
 
 
-def _rows(arrays: list[np.ndarray]) -> np.ndarray:
+def _rows(arrays: list[np.ndarray], rows: int | None = None) -> np.ndarray:
     """``np.stack`` of equal-length 1-d arrays (one concatenate: the stack's per-row checks cost more
     than the numbers here). One op: a (1, H) view of its array, no copy (nothing here writes into
-    the stacked arrays, and the costs it returns share arrays as any CostArrays may)."""
+    the stacked arrays, and the costs it returns share arrays as any CostArrays may). ``rows``: the
+    number of (op) rows when an array holds several ops' rows one after another (see :func:`apply`)."""
+    n = len(arrays) if rows is None else rows
     if len(arrays) == 1 and getattr(arrays[0], "ndim", 0) == 1:
-        return arrays[0].reshape(1, -1)
+        return arrays[0].reshape(n, -1)
     try:
-        return np.concatenate(arrays).reshape(len(arrays), -1)
+        return np.concatenate(arrays).reshape(n, -1)
     except ValueError:  # a 0-d entry: broadcast the slow way
+        if rows is not None:
+            raise
         return np.stack(np.broadcast_arrays(*arrays))
 
 
@@ -102,38 +106,52 @@ def _occupancy(c: CostArrays, gpu: bool, one: np.ndarray) -> np.ndarray:
     return one * np.nan if got is None else got
 
 
-def _active(rows: list[np.ndarray], p: Any, gpu: bool) -> np.ndarray:
+def _active(rows: list[np.ndarray], p: Any, gpu: bool, total_rows: int | None = None) -> np.ndarray:
     """Fraction of SMs (cores) each op occupies: its thread blocks (threads) over the SMs (cores)."""
     units = p.sm_count if gpu else p.cores
-    got = _rows(rows)
+    got = _rows(rows, total_rows)
     return np.clip(np.where(np.isnan(got), 1.0, got / units), 0.0, 1.0)
 
 
-def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
+def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None = None) -> list[CostArrays]:
     """``costs`` (ops priced at the nominal clock at the points of pack ``p``) at their DVFS clocks.
 
     ``p`` is a :class:`~archsim.cost.params.GPUParams` (``gpu=True``) or
     :class:`~archsim.cost.params.CPUParams`. Points without a power model are returned unchanged.
+    ``counts`` (default 1 each): the number of ops each cost stacks, op-major (the points of its
+    first op, then of its second...; a kernel class's stacked pass, :mod:`archsim.cost.gpu_batch`):
+    each of its ops is governed as if given alone, and it comes back stacked the same way.
     """
     costs = list(costs)
-    if not costs or not np.any(p.has_power):
+    if not costs or not p.has_power.any():
         return costs
+    single = counts is None or all(g == 1 for g in counts)
+    sizes = [1] * len(costs) if counts is None else list(counts)
+    total_rows = None if single else sum(sizes)
     last = p.caches[-1].name if not gpu else "l2"
     loads = "l2" if gpu else p.caches[0].name  # where load instructions are counted from
     zero = np.zeros_like(costs[0].latency_s)
     one = np.ones_like(zero)
+    if single:
+        zeros = itertools.repeat(zero)
+        ones = itertools.repeat(one)
+    else:
+        h = p.n
+        by_size = {g: np.zeros(g * h) for g in dict.fromkeys(sizes)}
+        zeros = [by_size[g] for g in sizes]
+        ones = [np.ones(g * h) for g in sizes]
 
     def stacked(rows: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         # One (ops, points) array per key, missing keys as 0: numpy work per key, not per op.
         # (itertools and map walk the dicts in C: a stacked graph has ~1,000 op-keys per pass.)
         keys = dict.fromkeys(itertools.chain.from_iterable(rows))
-        return {k: _rows(list(map(dict.get, rows, itertools.repeat(k), itertools.repeat(zero)))) for k in keys}
+        return {k: _rows(list(map(dict.get, rows, itertools.repeat(k), zeros)), total_rows) for k in keys}
 
     energy0 = stacked([c.energy_breakdown_j for c in costs])
     times0 = stacked([c.time_by_unit_s for c in costs])
     flop = stacked([c.flop_by_unit for c in costs])
-    level = stacked([{"loads": c.bytes_by_level.get(loads, zero), last: c.bytes_by_level.get(last, zero),
-                      "dram": c.bytes_by_level.get("dram", zero)} for c in costs])
+    level = stacked([{"loads": c.bytes_by_level.get(loads, z), last: c.bytes_by_level.get(last, z),
+                      "dram": c.bytes_by_level.get("dram", z)} for c, z in zip(costs, zeros, strict=False)])
     issue = _instructions(flop, level["loads"], p, gpu) * p.issue_j
     noc = level[last] * p.noc_j_per_byte if gpu else np.zeros_like(issue)
     iface = level["dram"] * p.dram_interface_j_per_byte
@@ -148,10 +166,10 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
     clock_s = functools.reduce(np.maximum, clocked) if clocked else np.zeros_like(issue)
     memory_s = functools.reduce(np.maximum, unclocked) if unclocked else np.zeros_like(issue)
-    latency = _rows([c.latency_s for c in costs])
-    fixed = _rows([c.overhead_s for c in costs])
+    latency = _rows([c.latency_s for c in costs], total_rows)
+    fixed = _rows([c.overhead_s for c in costs], total_rows)
     excess = np.maximum(latency - fixed - np.maximum(clock_s, memory_s), 0.0)
-    active = _active([_occupancy(c, gpu, one) for c in costs], p, gpu)
+    active = _active([_occupancy(c, gpu, o) for c, o in zip(costs, ones, strict=False)], p, gpu, total_rows)
     cores = p.sm_count if gpu else p.cores
     curve = VFCurve(p.v_min, p.v_max, p.knee_clock_hz, p.max_voltage_clock_hz)
     # Static power scales with the chip: leakage and clock network per SM (core), the memory PHYs
@@ -162,7 +180,7 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
                        leakage_w=p.core_leakage_w * cores * active + p.uncore_leakage_w,
                        clock_w=p.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent, curve=curve)
     has = p.has_power > 0
-    every = bool(np.all(has))
+    every = bool(has.all())
 
     def where(a: Any, b: Any) -> Any:
         # np.where(has, a, b), skipped when every point has a power model (the usual case).
@@ -189,13 +207,22 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool) -> list[CostArrays]:
     times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
     clock_hz = p.clock_hz * ratio
     limited = (ratio < 1.0).astype(np.float64)
-    # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once.
-    times = {k: list(v) for k, v in times.items()}
-    energy = {k: list(v) for k, v in energy.items()}
+    # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a
+    # cost stacking g ops gets its g rows as one flat view (g x points values, op-major).
+    if single:
+        cut = list
+    else:
+        starts = np.cumsum([0, *sizes]).tolist()
+
+        def cut(a: np.ndarray) -> list[np.ndarray]:
+            return [a[s:e].reshape(-1) for s, e in zip(starts[:-1], starts[1:], strict=True)]
+
+    times = {k: cut(v) for k, v in times.items()}
+    energy = {k: cut(v) for k, v in energy.items()}
     power_rows = times["power"]
     out = []
-    for i, (c, lat_i, clock_i, power_i, limited_i) in enumerate(zip(costs, lat, clock_hz, power_w, limited,
-                                                                    strict=True)):
+    for i, (c, lat_i, clock_i, power_i, limited_i) in enumerate(zip(costs, cut(lat), cut(clock_hz), cut(power_w),
+                                                                    cut(limited), strict=True)):
         # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
         t_i = {"power": power_rows[i], **{k: times[k][i] for k in c.time_by_unit_s}}
         had = c.energy_breakdown_j

@@ -158,15 +158,16 @@ class CostArrays:
 
     def at(self, i: int, name: str, phase: str) -> OpCost:
         """The one-point :class:`OpCost` of point ``i``."""
-        times = {k: float(v[i]) for k, v in self.time_by_unit_s.items()}
-        breakdown = {k: float(v[i]) for k, v in self.energy_breakdown_j.items()}
-        extra = {k: float(v[i]) for k, v in self.extra.items()}
-        latency = float(self.latency_s[i])
+        # float(v.item(i)): a Python float from a 1-d array without the numpy scalar of v[i] (half the time)
+        times = {k: float(v.item(i)) for k, v in self.time_by_unit_s.items()}
+        breakdown = {k: float(v.item(i)) for k, v in self.energy_breakdown_j.items()}
+        extra = {k: float(v.item(i)) for k, v in self.extra.items()}
+        latency = float(self.latency_s.item(i))
         host = False
         if self.dispatch_s is not None:
-            dispatch = extra["host_dispatch_s"] = float(self.dispatch_s[i])
+            dispatch = extra["host_dispatch_s"] = float(self.dispatch_s.item(i))
             host = dispatch > 0 and dispatch >= latency  # dispatch_bound() at point i
-        flop_by_unit = {k: float(v[i]) for k, v in self.flop_by_unit.items()}
+        flop_by_unit = {k: float(v.item(i)) for k, v in self.flop_by_unit.items()}
         executed = 0.0  # flop_executed() at point i: the same additions, in order
         for v in flop_by_unit.values():
             executed = executed + v
@@ -175,15 +176,15 @@ class CostArrays:
             flop=executed if self.flop_by_unit else float(self.flop),
             latency_s=latency, bound="overhead" if host else _bound(times) or self.bounds()[i],
             time_by_unit_s=times,
-            bytes_by_level={k: float(v[i]) for k, v in self.bytes_by_level.items()},
+            bytes_by_level={k: float(v.item(i)) for k, v in self.bytes_by_level.items()},
             actions=_built(Actions, dict(flop=flop_by_unit,
-                                         read_bytes={k: float(v[i]) for k, v in self.read_bytes.items()},
-                                         write_bytes={k: float(v[i]) for k, v in self.write_bytes.items()},
-                                         dram_activations=float(self.dram_activations[i]),
-                                         link_bytes=float(self.link_bytes[i]))),
-            overhead_s=float(self.overhead_s[i]), launches=float(self.launches[i]),
+                                         read_bytes={k: float(v.item(i)) for k, v in self.read_bytes.items()},
+                                         write_bytes={k: float(v.item(i)) for k, v in self.write_bytes.items()},
+                                         dram_activations=float(self.dram_activations.item(i)),
+                                         link_bytes=float(self.link_bytes.item(i)))),
+            overhead_s=float(self.overhead_s.item(i)), launches=float(self.launches.item(i)),
             energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
-            static_power_w=float(self.static_power_w[i]), extra=extra, flop_nominal=float(self.flop),
+            static_power_w=float(self.static_power_w.item(i)), extra=extra, flop_nominal=float(self.flop),
         ))
 
 

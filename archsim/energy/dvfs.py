@@ -111,7 +111,7 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     """
     one = np.ones(np.broadcast(t.clock_s, limit_w).shape)
     over = total_power(t, one) > limit_w
-    if not np.any(over):
+    if not over.any():
         return one
     flat = np.flatnonzero(over)
     # The terms of the over-limit points, with everything that does not depend on the clock folded,

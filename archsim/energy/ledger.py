@@ -60,10 +60,10 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
     compute = np.zeros_like(np.asarray(time_s, dtype=np.float64))
     for key, count in flop.items():
         count = np.asarray(count, dtype=np.float64)
-        if not np.any(count):
+        if not count.any():
             continue
         price = prices.flop_j.get(key)
-        if price is None or np.any(np.isnan(price) & (count > 0)):
+        if price is None or (np.isnan(price) & (count > 0)).any():
             raise EngineError(f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]")
         # 0 x NaN is NaN: a point that does not use this unit (a P100's absent Tensor Cores, in a sweep
         # with an A100) must add nothing, not poison its total.
@@ -77,7 +77,7 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
             e = e + np.asarray(dram_activations, dtype=np.float64) * prices.activation_j
         out[level] = out.get(level, 0.0) + e
     link = np.asarray(link_bytes, dtype=np.float64)
-    if np.any(link):
+    if link.any():
         out["link"] = out.get("link", 0.0) + link * prices.link_j_per_byte
     out["static"] = prices.static_power_w * np.asarray(time_s, dtype=np.float64)
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}

@@ -208,10 +208,11 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
         # One point: the sums of _run in Python floats, added in the same order (an IEEE double add
         # is the same operation on a float as on a one-element array, so the bits are the same).
         latency = functools.reduce(operator.add, [oc.latency_s for oc in points])
-        # Keys in order of first appearance: the distinct costs, first seen in op order, hold them in it.
-        keys = dict.fromkeys(k for oc in seen.values() for k in oc.energy_breakdown_j)
-        dicts = [oc.energy_breakdown_j for oc in points]
-        breakdown = {k: functools.reduce(operator.add, [d[k] for d in dicts if k in d]) for k in keys}
+        # Each component summed over the ops in op order, keys in order of first appearance (one walk).
+        breakdown: dict[str, float] = {}
+        for oc in points:
+            for k, v in oc.energy_breakdown_j.items():
+                breakdown[k] = breakdown[k] + v if k in breakdown else v
     results = tuple([_op_result(op, oc) for op, oc in zip(ops, points, strict=True)])
     return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=latency,
                      energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=results,

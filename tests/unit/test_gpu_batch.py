@@ -166,16 +166,22 @@ def test_packed_params_equal_the_dataclass_constructor():
     assert list(vars(packed)) == [f.name for f in dataclasses.fields(GPUParams)]
 
 
-def test_governed_many_equals_the_governor_on_the_stacked_costs(assert_costs_equal):
+@pytest.mark.parametrize("stacked_points", [gpu_batch.STACKED_SUM_POINTS, 0])
+def test_governed_many_equals_the_governor_on_the_stacked_costs(assert_costs_equal, monkeypatch, stacked_points):
     # The engines price GPU ops with governed_many, which governs every autotuned convolution's
     # candidates in the op pass: it must give power.apply(cost_many(...)) to the last bit, picks,
     # clocks and extras included. A T4 (70 W) and a V100 held to 150 W: many rows over the limit,
-    # and the T4's fp32 3x3 convolutions pick Winograd only at the governed clock.
+    # and the T4's fp32 3x3 convolutions pick Winograd only at the governed clock; a V100 with a
+    # P100 (no fp16 Tensor Cores): two channel configurations per convolution. At few points the
+    # ops stay row-stacked through the power model (convolutions summed row-stacked), at many (here
+    # a limit of 0) they are cut into ops first: both give the same floats.
     from archsim.cost import power
 
+    monkeypatch.setattr(gpu_batch, "STACKED_SUM_POINTS", stacked_points)
     v100 = presets.load_preset("gpu/v100-sxm2-16gb")
     capped = presets.validate_hardware({**v100.model_dump(), "power_limit": "150 W"})
-    for p in (GPUParams.from_devices([presets.load_preset("gpu/t4")]), GPUParams.from_devices([v100, capped])):
+    for p in (GPUParams.from_devices([presets.load_preset("gpu/t4")]), GPUParams.from_devices([v100, capped]),
+              GPUParams.from_devices([v100, presets.load_preset("gpu/p100-16gb")])):
         graph_ops = [*OPS, ops.Conv2d(2, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp32"),
                      *dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops)]
         want = power.apply(gpu_batch.cost_many(graph_ops, p), p, gpu=True)
@@ -185,3 +191,33 @@ def test_governed_many_equals_the_governor_on_the_stacked_costs(assert_costs_equ
         for g, w in zip(got, want, strict=True):
             assert_costs_equal(g, w)
             assert list(g.extra) == list(w.extra) and list(g.energy_breakdown_j) == list(w.energy_breakdown_j)
+
+
+def test_packed_rows_are_kept_per_model_without_changing_equality_or_packs() -> None:
+    # A GPU's packed row is computed once per model object and kept outside its fields: equal models
+    # stay equal (pydantic compares whole __dict__s first), a changed copy packs its own values, and
+    # a pack of kept rows equals a pack of fresh ones field by field.
+    hw, fresh = presets.load_preset("gpu/v100-sxm2-16gb"), presets.load_preset("gpu/v100-sxm2-16gb")
+    first = GPUParams.from_devices([hw])
+    GPUParams.from_devices([fresh])
+    # A lone device's pack is kept too (per host dispatch time), its arrays read-only.
+    assert GPUParams.from_devices([hw]) is first and GPUParams.from_devices([hw], [0.0]) is first
+    assert GPUParams.from_devices([hw], [1e-5]).host_dispatch_s.tolist() == [1e-5]
+    assert not first.sm_count.flags.writeable
+    with pytest.raises(Exception, match="host_dispatch_s"):
+        GPUParams.from_devices([hw], [-1.0])
+    assert hw == fresh and fresh == hw and repr(hw) == repr(fresh) and hw.model_dump() == fresh.model_dump()
+    again = GPUParams.from_devices([hw, fresh])
+    changed = hw.model_copy(update={"sm_count": 40})
+    mixed = GPUParams.from_devices([changed, hw])
+    assert mixed.sm_count.tolist() == [40.0, 80.0]
+    unseen = presets.load_preset("gpu/v100-sxm2-16gb")
+    for f in dataclasses.fields(GPUParams):
+        a, b = getattr(first, f.name), getattr(GPUParams.from_devices([unseen]), f.name)
+        if isinstance(a, dict):
+            assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+        elif isinstance(a, np.ndarray):
+            assert np.array_equal(a, b, equal_nan=True) and np.array_equal(getattr(again, f.name)[:1], a,
+                                                                          equal_nan=True)
+        else:
+            assert a == b
