@@ -482,7 +482,7 @@ def _roofline(args: argparse.Namespace) -> int:
     from archsim.cli_format import precision_note
 
     note = precision_note(hw, (result._meta.get("workload") or {}).get("precision"), args.device,
-                          onnx=args.model.endswith(".onnx"))
+                          onnx=args.model.endswith(".onnx"), software=getattr(args, "software", None))
     if note:
         print(note)
     return 0

@@ -44,24 +44,49 @@ def peak_for(hardware: Any, precision: str | None, device: str | None = None) ->
     return best.name, best.rate
 
 
-def precision_note(hardware: Any, precision: str | None, device: str | None = None, onnx: bool = False) -> str | None:
+def _runs_tf32(hardware: Any, software: str | None, device: str | None) -> bool:
+    """Whether the run's software profile turns fp32 matrix ops into TF32 on this hardware."""
+    if not software or software == "none":
+        return False
+    from archsim.engines.host import tf32_available
+    from archsim.software import load_software
+
+    try:
+        profile = load_software(software)
+    except Exception:  # noqa: BLE001 - a profile passed as an object: no hint rather than a wrong one
+        return False
+    return profile.precision.allow_tf32 and tf32_available(hardware, device)
+
+
+def precision_note(hardware: Any, precision: str | None, device: str | None = None, onnx: bool = False,
+                   software: str | None = None) -> str | None:
     """A hint when the run's precision leaves a much faster unit of the device idle (fp32 on Tensor Cores).
 
     ``onnx``: the workload came from an ONNX file, whose types the file fixes (``--dtype`` does not apply),
-    so the hint says how to get the faster precision there."""
+    so the hint says how to get the faster precision there. ``software``: the run's profile name; one
+    that allows TF32 runs fp32 matrix ops at the TF32 rate, which the hint then quotes."""
     if precision is None:
         return None
     mine = peak_for(hardware, precision, device)
+    what = f"{precision} peaks at"
+    if precision == "fp32" and _runs_tf32(hardware, software, device):
+        mine = peak_for(hardware, "tf32", device) or mine
+        what = f"fp32 matrix ops run as tf32 under {software}'s allow_tf32, peaking at"
     if mine is None:
         return None
     for other in ("bf16", "fp16"):
         theirs = peak_for(hardware, other, device)
         if other != precision and theirs is not None and theirs[1] >= 2 * mine[1]:
             how = (f"an ONNX file exported in {other} would run" if onnx else f"--dtype {other} runs")
-            return (f"note: {precision} peaks at {human(mine[1], 'flop_rate')} ({mine[0]}) on this device; "
+            return (f"note: {what} {human(mine[1], 'flop_rate')} ({mine[0]}) on this device; "
                     f"{how} on {theirs[0]} ({human(theirs[1], 'flop_rate')}), as mixed-precision "
                     "training and inference usually do")
     return None
+
+
+def _software_name(result: Any) -> str | None:
+    sw = result._meta.get("software")
+    return sw.get("name") if isinstance(sw, dict) else sw
 
 
 def _title(result: Any) -> str:
@@ -158,7 +183,8 @@ def summary_lines(result: Any, hardware: Any = None, *, device: str | None = Non
         each = f", each on all {replicas} GPUs" if replicas > 1 else ""
         lines.append(f"slowest {len(slow)} of {len(distinct)} ops{each} (every op: --per-op):")
         lines += list(_op_rows(slow, indent=2))
-    note = precision_note(hardware, w.get("precision"), device, onnx=onnx) if hardware is not None else None
+    note = (precision_note(hardware, w.get("precision"), device, onnx=onnx, software=_software_name(result))
+            if hardware is not None else None)
     if note:
         lines.append(note)
     return lines

@@ -71,6 +71,21 @@ def test_onnx_hint_does_not_suggest_a_flag_it_refuses() -> None:
     assert "--dtype" not in onnx and "ONNX file exported in bf16" in onnx
 
 
+def test_fp32_hint_quotes_the_tf32_rate_a_tf32_allowing_profile_runs() -> None:
+    import archsim
+    from archsim.cli_format import precision_note
+
+    a100 = archsim.load_preset("system/dgx-a100-80gb")
+    # pytorch-eager allows TF32: fp32 matrix ops run at the A100's 156 TFLOP/s (108 SMs x 1.41 GHz x 1024
+    # TF32 FLOP/cycle/SM), not the 19.5 TFLOP/s of the CUDA cores; software='none' keeps the fp32 rate
+    tf32 = precision_note(a100, "fp32", software="pytorch-eager")
+    assert tf32.startswith("note: fp32 matrix ops run as tf32 under pytorch-eager's allow_tf32, peaking at 156 TFLOP/s")
+    assert precision_note(a100, "fp32", software="none").startswith("note: fp32 peaks at 19.5 TFLOP/s")
+    # a V100 has no TF32 rate: the same profile leaves the plain fp32 hint
+    v100 = archsim.load_preset("system/dgx-1-v100")
+    assert precision_note(v100, "fp32", software="pytorch-eager").startswith("note: fp32 peaks at")
+
+
 def test_presets_show_takes_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "mine.toml"
     f.write_text('preset = "gpu/h100-sxm5-80gb"\nname = "H100 6.7"\n[dram]\nbandwidth = "6.7 TB/s"\n')
