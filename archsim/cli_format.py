@@ -49,11 +49,12 @@ def _runs_tf32(hardware: Any, software: str | None, device: str | None) -> bool:
     if not software or software == "none":
         return False
     from archsim.engines.host import tf32_available
+    from archsim.errors import ArchsimError
     from archsim.software import load_software
 
     try:
         profile = load_software(software)
-    except Exception:  # noqa: BLE001 - a profile passed as an object: no hint rather than a wrong one
+    except ArchsimError:  # a profile built in code, not on disk: no hint rather than a wrong one
         return False
     return profile.precision.allow_tf32 and tf32_available(hardware, device)
 

@@ -111,6 +111,13 @@ def _selection_profile(selection: str) -> object:
     return with_updates(load_software("none"), {"algorithm_selection": selection})
 
 
+def _conv_op(r: object, dt: str, compute: str, pass_: str = "forward") -> ops.Conv2d:
+    """The convolution of DeepBench row ``r`` (its forward pass, or ``pass_`` of training's backward)."""
+    return ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
+                      stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)), dtype=dt,
+                      compute_dtype=compute, pass_=pass_, phase="forward" if pass_ == "forward" else "backward")
+
+
 def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)", software: object = None
               ) -> pd.DataFrame:
     """Predicted vs measured forward time for every DeepBench convolution row of ``device``
@@ -119,9 +126,7 @@ def conv_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V100 (DGX-1)
     out = []
     for r in df.itertuples():
         dt, compute = _dtypes(r.precision)
-        op = ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
-                        stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)), dtype=dt,
-                        compute_dtype=compute)
+        op = _conv_op(r, dt, compute)
         res = estimate(op, gpu, software=_benchmark_policy(gpu, compute) if software is None else software).ops[0]
         algo = str(r.fwd_algo)
         out.append({"family": f"conv_fwd_{_family(dt, compute)}",
@@ -146,11 +151,9 @@ def conv_backward_rows(gpu: object, data: Path = DATA, device: str = "NVIDIA V10
         dt, compute = _dtypes(r.precision)
         for pass_, column in BACKWARD_PASSES.items():
             measured = getattr(r, column)
-            if not measured == measured or measured <= 0:  # NaN: not timed
+            if pd.isna(measured) or measured <= 0:  # not timed
                 continue
-            op = ops.Conv2d(int(r.N), int(r.C), int(r.K), int(r.H), int(r.W), kernel=(int(r.R), int(r.S)),
-                            stride=(int(r.stride_h), int(r.stride_w)), padding=(int(r.pad_h), int(r.pad_w)),
-                            dtype=dt, compute_dtype=compute, pass_=pass_, phase="backward")
+            op = _conv_op(r, dt, compute, pass_)
             res = estimate(op, gpu, software=_benchmark_policy(gpu, compute)).ops[0]
             name = "data" if pass_ == "backward_data" else "filter"
             out.append({"family": f"conv_bwd_{name}_{_family(dt, compute)}",
