@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from archsim.errors import ArchsimError, SweepError
+from archsim.sweep.columns import ChunkBuilder
 from archsim.sweep.points import PointBuilder, apply_overrides
 
 __all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "ChunkPayload", "evaluate_chunk",
@@ -223,26 +224,38 @@ def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[di
         return _evaluate_chunk(payload, tasks)
 
 
-def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Any], Any]:
-    """Overrides -> validated hardware: through a :class:`~archsim.sweep.points.PointBuilder` of the
-    base (only the tables a point touches are validated again), or whole dumps if the base itself
-    does not validate (each point then reports the base's problem)."""
+def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Sequence[Any]], list[Any]]:
+    """[overrides of each point] -> [validated hardware, or the ArchsimError of its validation]:
+    through a :class:`~archsim.sweep.columns.ChunkBuilder` of the base (the chunk's points built
+    together as column overrides, only the tables they touch validated again), or whole dumps if
+    the base itself does not validate (each point then reports the base's problem)."""
     from archsim.presets import validate_hardware
 
     try:
-        return PointBuilder(base_dump, "point").build
+        return ChunkBuilder(PointBuilder(base_dump, "point")).build
     except ArchsimError:
-        return lambda overrides: validate_hardware(apply_overrides(base_dump, overrides), "point")
+        def whole(points: Sequence[Any]) -> list[Any]:
+            out: list[Any] = []
+            for overrides in points:
+                try:
+                    out.append(validate_hardware(apply_overrides(base_dump, overrides), "point"))
+                except ArchsimError as exc:
+                    out.append(exc)
+            return out
+
+        return whole
 
 
 def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
-    build = _point_validator(payload.base_dump)
+    built = _point_validator(payload.base_dump)([task.overrides for task in tasks])
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
     groups: dict[tuple[tuple[str, Any], ...], list[tuple[int, Any]]] = {}
     works: dict[tuple[tuple[str, Any], ...], Any] = {}
     for i, task in enumerate(tasks):
+        hw = built[i]
         try:
-            hw = build(task.overrides)
+            if isinstance(hw, ArchsimError):
+                raise hw
             if task.work_params not in works:
                 works[task.work_params] = _build_work(payload.work, dict(task.work_params))
         except ArchsimError as exc:

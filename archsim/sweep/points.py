@@ -132,6 +132,8 @@ class PointBuilder:
         self._raw: dict[type, bool] = {}
         self._fields: dict[tuple[type, str | int], str | None] = {}
         self._plans: dict[type, Any] = {}
+        # id(model) -> (model, its field values, their names): what assemble copies per table.
+        self._templates: dict[int, tuple[Any, dict[str, Any], set[str]]] = {}
 
     def build(self, overrides: Sequence[tuple[Path, Any]]) -> Any:
         """The hardware model of the base with ``overrides`` (dump paths, dumped values) applied."""
@@ -239,29 +241,60 @@ class PointBuilder:
         the instance pydantic would keep. Then every ``mode="after"`` model validator runs, in
         pydantic's order, on the new model. Any error sends the point to the full validation, which
         reports it with the message it always gave."""
-        plan = self._plans.get(cls)
-        if plan is None:
-            plan = self._plans[cls] = _override_plan(cls)
+        plan = self.plan(cls)
         if plan is False:
             return None
-        names, fields, validators, after = plan
         changes: dict[str, Any] = {}
         try:
             for key, value in replaced.items():
-                name = names[key]
-                if is_model_valued(value):
-                    changes[name] = value
-                else:
-                    changes[name] = validators(name).validate_python(value)
+                name, checked = self.field(cls, key, value)
+                changes[name] = checked
         except (KeyError, ValueError, TypeError):
             return None
-        data = model.__dict__.copy()
-        if len(data) != len(fields):  # a value cached beside the fields (the content hash): not copied
-            data = {k: v for k, v in data.items() if k in fields}
+        return self.assemble(cls, model, changes)
+
+    def plan(self, cls: type[BaseModel]) -> Any:
+        """:func:`_override_plan` of ``cls``, made once per class."""
+        plan = self._plans.get(cls)
+        if plan is None:
+            plan = self._plans[cls] = _override_plan(cls)
+        return plan
+
+    def field(self, cls: type[BaseModel], key: str | int, value: Any) -> tuple[str, Any]:
+        """(field name, validated value) of dump key ``key`` of table class ``cls`` set to ``value``:
+        a validated sub-model (or list of them) as it is, a leaf through its own field's schema
+        (types, units, ranges). Raises KeyError where the class has no per-field plan or no such
+        field, ValueError/TypeError (pydantic's ValidationError) for a value the field rejects."""
+        plan = self.plan(cls)
+        if plan is False:
+            raise KeyError(key)
+        names, _fields, validators, _after = plan
+        name = names[key]
+        if is_model_valued(value):
+            return name, value
+        return name, validators(name).validate_python(value)
+
+    def assemble(self, cls: type[BaseModel], model: BaseModel, changes: Mapping[str, Any]) -> Any:
+        """``model`` with the already validated ``changes`` (field name -> value) and the table's
+        cross-field (``mode="after"``) rules run on the result, in pydantic's order; None where a
+        rule rejects it or ``cls`` has no per-field plan (see :meth:`_override`)."""
+        plan = self.plan(cls)
+        if plan is False:
+            return None
+        after = plan[3]
+        template = self._templates.get(id(model))
+        if template is None or template[0] is not model:
+            fields = plan[1]
+            # The base's field values (a value cached beside the fields, the content hash, is not
+            # carried over), kept with the model so that its id is not reused meanwhile.
+            data = {k: v for k, v in model.__dict__.items() if k in fields}
+            template = self._templates[id(model)] = (model, data, set(data))
+        data = template[1].copy()
         data.update(changes)
+        fields_set = template[2] if len(data) == len(template[1]) else set(data)
         new = cls.__new__(cls)
         object.__setattr__(new, "__dict__", data)
-        object.__setattr__(new, "__pydantic_fields_set__", set(data))
+        object.__setattr__(new, "__pydantic_fields_set__", fields_set.copy())
         object.__setattr__(new, "__pydantic_extra__", None)
         object.__setattr__(new, "__pydantic_private__", None)
         try:

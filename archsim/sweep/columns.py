@@ -1,0 +1,219 @@
+"""Building a chunk's sweep points together, as column overrides of one validated base.
+
+The points of a sweep chunk override the same few leaves of the base (one per hardware axis) and
+differ only in the values. :class:`ChunkBuilder` treats each override path as a column: it codes
+each column's values (equal values of the same type share a code), checks every table on the paths
+once per distinct combination of what it holds, bottom-up, and keeps the per-point work to the
+tables whose combinations are all distinct (usually the root alone):
+
+* field-level checks (a leaf's own schema: type, units, range) run once per distinct value of a
+  column, through the same per-field validators as :class:`~archsim.sweep.points.PointBuilder`;
+* a table's cross-field (``mode="after"``) rules run once per distinct combination of its changed
+  leaves and changed sub-tables, on the table built from the base's by replacing those fields
+  (:meth:`PointBuilder.assemble`); points with equal combinations share the table object;
+* anything else (a structure the column path does not cover: list entries, plain tables, whole
+  tables or the ``kind`` replaced, unhashable values, a class whose validation reads its raw
+  input) and every combination that fails a check goes point by point through
+  :meth:`PointBuilder.build`, which falls back to validating the whole dump, so an invalid point
+  is reported with the error type and message it always had.
+
+Each point is the model ``PointBuilder.build`` returns for it (a property test checks equality
+with whole-dump validation over random overrides of several presets).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from archsim.errors import ArchsimError
+from archsim.hardware.base import reads_raw_input
+from archsim.sweep.points import PointBuilder
+
+__all__ = ["ChunkBuilder"]
+
+Path = tuple[str | int, ...]
+Overrides = Sequence[tuple[Path, Any]]
+
+_FAILED = object()
+"""A combination whose table did not build: its points go through PointBuilder.build."""
+
+
+def _value_key(value: Any) -> Any:
+    """A hashable key under which two values share their validation: equal, of the same type, and
+    for floats of the same sign (``0.0`` and ``-0.0`` are equal but need not validate alike).
+    Raises TypeError for an unhashable value."""
+    if type(value) is float and value == 0.0:
+        return (float, math.copysign(1.0, value))
+    key = (type(value), value)
+    hash(key)
+    return key
+
+
+def _dense(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first index of each distinct code in order of appearance, the dense code of every entry)."""
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # dense codes numbered by first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[inverse.reshape(-1)]
+
+
+class _Node:
+    """A table on the override paths: its path, its validated base model and its dump, the dump keys
+    of the leaves overridden in it (with their column numbers) and its changed sub-tables."""
+
+    __slots__ = ("at", "model", "dump", "leaves", "children")
+
+    def __init__(self, at: Path, model: Any, dump: Any) -> None:
+        self.at, self.model, self.dump = at, model, dump
+        self.leaves: list[tuple[str | int, int]] = []
+        self.children: list[tuple[str | int, _Node]] = []
+
+
+class ChunkBuilder:
+    """Builds the hardware models of many points of one base (see the module documentation).
+
+    Args:
+        builder: the :class:`PointBuilder` of the base; its caches (field plans, sub-tables) are shared.
+    """
+
+    def __init__(self, builder: PointBuilder) -> None:
+        self.builder = builder
+        self._structures: dict[tuple[Path, ...], _Node | None] = {}
+        self._checked: dict[tuple[type, str | int, Any], Any] = {}
+
+    def build(self, overrides: Sequence[Overrides]) -> list[Any]:
+        """The hardware model of every point (its dump paths and dumped values), or the ArchsimError
+        its validation raised, in point order."""
+        out: list[Any] = [None] * len(overrides)
+        groups: dict[tuple[Path, ...], list[int]] = {}
+        for i, point in enumerate(overrides):
+            groups.setdefault(tuple([p for p, _ in point]), []).append(i)
+        for paths, members in groups.items():
+            root = self._structure(paths)
+            done = None
+            if root is not None and len(members) > 1:
+                try:
+                    done = self._columns(root, len(paths), [overrides[i] for i in members])
+                except (TypeError, KeyError):  # an unhashable value, a key no field takes: point by point
+                    done = None
+            if done is None:
+                done = [_FAILED] * len(members)
+            for i, hw in zip(members, done, strict=True):
+                out[i] = self._one(overrides[i]) if hw is _FAILED else hw
+        return out
+
+    def _one(self, overrides: Overrides) -> Any:
+        try:
+            return self.builder.build(overrides)
+        except ArchsimError as exc:
+            return exc
+
+    def _structure(self, paths: tuple[Path, ...]) -> _Node | None:
+        """The tree of tables on ``paths`` (the root node), made once per set of paths; None where
+        the column path does not apply (see the module documentation)."""
+        if paths in self._structures:
+            return self._structures[paths]
+        root = self._tree(paths)
+        self._structures[paths] = root
+        return root
+
+    def _tree(self, paths: tuple[Path, ...]) -> _Node | None:
+        if not paths or len(set(paths)) != len(paths):
+            return None
+        for p in paths:
+            if not p or p[0] == "kind" or any(q != p and q[:len(p)] == p for q in paths):
+                return None  # the kind, or a table replaced and also overridden inside
+        base = self.builder
+        root = _Node((), base.base, base.base_dump)
+        nodes: dict[Path, _Node] = {(): root}
+        for column, path in enumerate(paths):
+            node = root
+            for depth, key in enumerate(path[:-1]):
+                at = path[:depth + 1]
+                child = nodes.get(at)
+                if child is None:
+                    if not isinstance(node.model, BaseModel) or not isinstance(node.dump, dict):
+                        return None
+                    model = PointBuilder._child(node.model, key, base._fields)
+                    if not isinstance(model, BaseModel) or not isinstance(node.dump.get(key), dict):
+                        return None  # a list of tables or a plain table: point by point
+                    child = nodes[at] = _Node(at, model, node.dump[key])
+                    node.children.append((key, child))
+                node = child
+            node.leaves.append((path[-1], column))
+        for node in nodes.values():
+            cls = type(node.model)
+            if reads_raw_input(cls) or base.plan(cls) is False:
+                return None
+        return root
+
+    def _columns(self, root: _Node, n_columns: int, points: list[Overrides]) -> list[Any]:
+        """The models of ``points`` (all with the structure of ``root``); ``_FAILED`` for a point
+        whose tables did not all build on the column path."""
+        n = len(points)
+        values = [[point[j][1] for point in points] for j in range(n_columns)]
+        codes = []
+        for column in values:
+            seen: dict[Any, int] = {}
+            codes.append(np.fromiter((seen.setdefault(_value_key(v), len(seen)) for v in column),
+                                     dtype=np.int64, count=n))
+        built, combo = self._node(root, values, codes)
+        return [built[c] for c in combo.tolist()]
+
+    def _node(self, node: _Node, values: list[list[Any]], codes: list[np.ndarray]) -> tuple[list[Any], np.ndarray]:
+        """(the table built for each distinct combination at ``node``, each point's combination).
+        A combination whose table fails a check (or whose sub-table did) builds ``_FAILED``."""
+        cls, base = type(node.model), self.builder
+        # Every input of the table (a changed leaf or a changed sub-table): its field name, each
+        # point's code, and the validated value (or _FAILED) of each code.
+        inputs: list[tuple[str, np.ndarray, list[Any]]] = []
+        for key, column in node.leaves:
+            first, _ = _dense(codes[column])
+            checked = [self._field(cls, key, values[column][i]) for i in first.tolist()]
+            inputs.append((self._name(cls, key), codes[column], checked))
+        for key, child in node.children:
+            tables, combo = self._node(child, values, codes)
+            inputs.append((self._name(cls, key), combo, tables))
+        combined = inputs[0][1]
+        for _, more, _ in inputs[1:]:  # pairs of dense codes (each < points) -> dense codes again: no overflow
+            combined = np.unique(combined * (int(more.max()) + 1) + more, return_inverse=True)[1].reshape(-1)
+        first, combo = _dense(combined)
+        reps = first.tolist()
+        # Each input's value at each combination's first point.
+        columns = [(name, [got[c] for c in at[first].tolist()]) for name, at, got in inputs]
+        built = []
+        for j in range(len(reps)):
+            changes = {}
+            for name, got in columns:
+                value = got[j]
+                if value is _FAILED:
+                    changes = None
+                    break
+                changes[name] = value
+            new = None if changes is None else base.assemble(cls, node.model, changes)
+            built.append(_FAILED if new is None else new)
+        return built, combo
+
+    def _name(self, cls: type[BaseModel], key: str | int) -> str:
+        """The field name of dump key ``key`` of table class ``cls`` (its per-field plan exists)."""
+        names = self.builder.plan(cls)[0]
+        return names[key]  # type: ignore[no-any-return]
+
+    def _field(self, cls: type[BaseModel], key: str | int, value: Any) -> Any:
+        """The value of :meth:`PointBuilder.field` (``_FAILED`` where it raises), once per distinct
+        value of a column."""
+        memo = (cls, key, _value_key(value))
+        got = self._checked.get(memo)
+        if got is None:
+            try:
+                got = self.builder.field(cls, key, value)[1]
+            except (KeyError, ValueError, TypeError):
+                got = _FAILED
+            self._checked[memo] = got
+        return got
