@@ -291,23 +291,30 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     The row depends on the model's fields only, and models are frozen: a sweep or a caller that
     estimates the same points again (another workload, another option) packs them by stacking the
     kept rows. A ``model_copy`` with changes is validated afresh, without the row; one without
-    changes keeps it (same content). Each row is its own small read-only array: rows kept as views
+    changes keeps it (same content). The rows not kept yet are computed together
+    (:func:`_gpu_rows`). Each kept row is its own small read-only array: rows kept as views
     of one table would keep the table's whole block alive with any of them, and a block of that
     size returned to the system later changes how the allocator serves the next pass's
     temporaries (a fresh-point ``estimate_many`` measured ~1.2x slower in a long-lived process)."""
     if not devices:
         return np.zeros((0, _GPU_ROW_LEN))
-    return np.stack([_packed_row(g, memo) for g in devices])
+    held = [g.__dict__.get(_ROW_KEY) for g in devices]
+    fresh = [i for i, h in enumerate(held) if h is None]
+    if not fresh:
+        return np.stack([h.value for h in held])
+    table = _gpu_rows([devices[i] for i in fresh], memo)
+    for i, row in zip(fresh, table, strict=True):
+        kept = row.copy()
+        kept.flags.writeable = False
+        held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(kept)
+    if len(fresh) == len(devices):
+        return table
+    return np.stack([h.value for h in held])
 
 
 def _packed_row(g: GPUDevice, memo: dict) -> np.ndarray:
     """:func:`_gpu_row` of ``g`` as a read-only float64 array, computed once per model object."""
-    held = g.__dict__.get(_ROW_KEY)
-    if held is None:
-        values = np.asarray(_gpu_row(g, memo), dtype=np.float64)
-        values.flags.writeable = False
-        held = g.__dict__[_ROW_KEY] = _Kept(values)
-    return held.value
+    return _packed_table([g], memo)[0]
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
@@ -317,32 +324,53 @@ def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     ``memo`` (owned by the caller) holds the parts of rows read from sub-objects, keyed by the
     ``id`` of those sub-objects (alive in the caller's list; sweep points and model_copy copies
     share the base's untouched ones) and the top-level values they use, and the per-precision
-    parts also by the sub-tables' contents: the same floats, computed once.
+    parts by content: the same floats, computed once (:func:`_gpu_segments`).
     Tensor-Core FLOP are per SM-clock cycle: the cost functions time every unit at clock_hz, so a
     Tensor Core clock that differs (H100: 1.83 vs 1.98 GHz, the datasheet's Tensor peaks) scales the rate.
     """
-    if memo is None:
-        memo = {}
+    top, core, power, tables = _gpu_segments(g, {} if memo is None else memo)
+    return [top[0], top[1], *core[0], top[2], *core[1], top[3], *power, *tables]
+
+
+def _gpu_segments(g: GPUDevice, memo: dict) -> tuple[tuple[float, ...], tuple[list[float], list[float]], list[float],
+                                                       list[float]]:
+    """The parts of :func:`_gpu_row`: the top-level values (``sm_count``, ``clock_hz``,
+    ``sector_bytes``, ``static_power_w``), the two runs of sub-object values (:func:`_gpu_core`), the
+    power values (:func:`_power_row`) and the per-precision tables (:func:`_gpu_tables`). The last
+    three are ``memo``'s objects: devices with equal keys get the same list objects."""
     sm, l2, dram, eff, en, tc_obj, pw = g.sm, g.l2, g.dram, g.efficiency, g.energy, g.tensor_core, g.power
     clock = g.clock_hz
     # Segments read from sub-objects only (and the clock): once per distinct (sub-objects, clock).
     key = ("core", id(sm), id(l2), id(dram), id(eff), id(en), id(tc_obj), clock)
     if (core := memo.get(key)) is None:
         core = memo[key] = _gpu_core(sm, l2, dram, eff, en, tc_obj, clock)
-    row = [g.sm_count, clock, *core[0], g.sector_bytes, *core[1], g.static_power_w + dram.background_power_w]
-    key = ("power", id(pw), id(dram), g.effective_power_limit_w, clock, g.sm_count, g.die_area_m2, g.die_sm_count,
-           g.static_power_w)
+    limit, static = g.effective_power_limit_w, g.static_power_w
+    key = ("power", id(pw), id(dram), limit, clock, g.sm_count, g.die_area_m2, g.die_sm_count, static)
     if (part := memo.get(key)) is None:
-        part = memo[key] = _power_row(pw, g.effective_power_limit_w, clock, dram.background_power_w,
-                                      dram.bandwidth_bytes_per_s, g)
-    row += part
-    s = en.scale
-    tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
+        part = memo[key] = _power_row(pw, limit, clock, dram.background_power_w, dram.bandwidth_bytes_per_s, g)
     ids = ("tables", id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
     if (parts := memo.get(ids)) is None:
-        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, s, tensor_per_clock, memo)
-    row += parts
-    return row
+        tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
+        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, en.scale, tensor_per_clock, memo)
+    return (g.sm_count, clock, g.sector_bytes, static + dram.background_power_w), core, part, parts
+
+
+def _gpu_rows(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
+    """The (devices, row) table of :func:`_gpu_row`, filled block by block: each distinct part
+    (one list object of ``memo``) converted once and copied to the rows that share it. The same
+    float64 values as converting each device's row list (one IEEE conversion per value either way)."""
+    tops, cores, powers, tables = zip(*[_gpu_segments(g, memo) for g in devices], strict=True)
+    n = len(devices)
+    top = np.asarray(tops, dtype=np.float64)
+    blocks = []
+    for parts, pick in ((cores, 0), (cores, 1), (powers, None), (tables, None)):
+        # The parts are memo's objects (alive until the memo goes): equal ids, the same list.
+        ids = np.fromiter(map(id, parts), dtype=np.uint64, count=n)
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        distinct = [parts[i] if pick is None else parts[i][pick] for i in first.tolist()]
+        blocks.append(np.asarray(distinct, dtype=np.float64).reshape(len(distinct), -1)[inverse.reshape(-1)])
+    before, after, power, table = blocks
+    return np.concatenate([top[:, 0:2], before, top[:, 2:3], after, top[:, 3:4], power, table], axis=1)
 
 
 def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
