@@ -24,9 +24,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from archsim.errors import ArchsimError, SweepError
 from archsim.sweep.columns import ChunkBuilder
 from archsim.sweep.points import PointBuilder, apply_overrides
+from archsim.sweep.rows import RowsBuilder
 
 __all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "ChunkPayload", "evaluate_chunk",
            "apply_overrides", "flatten_run", "work_key", "one_line"]
@@ -71,16 +74,30 @@ class EngineEvaluator:
         names = {"latency_s", "energy_j", "flop", "data_movement_fraction", *(f"energy_{c}_j" for c in COMPONENTS)}
         return names if self.engine == "roofline" else names | {"achieved_flop_per_s"}
 
-    def __call__(self, work: Any, hardware: Sequence[Any]) -> list[dict[str, float]]:
-        from archsim.engines import estimate, estimate_many
+    @property
+    def columnar(self) -> bool:
+        """Whether :meth:`columns` gives the metrics (the vectorised roofline); otherwise only the
+        per-point dicts of :meth:`__call__` do."""
+        return self.engine == "roofline"
 
-        if self.engine == "roofline":
-            frame = estimate_many(work, list(hardware), **dict(self.options))
-            numeric = frame.select_dtypes("number")
+    def columns(self, work: Any, hardware: Sequence[Any]) -> dict[str, np.ndarray]:
+        """The roofline's metrics of every point as columns: name -> float64 array over ``hardware``."""
+        from archsim.engines import estimate_many
+
+        if not self.columnar:
+            raise SweepError(f"engine {self.engine!r} gives per-point metrics, not columns")
+        frame = estimate_many(work, list(hardware), **dict(self.options))
+        numeric = frame.select_dtypes("number")
+        return {str(c): numeric[c].to_numpy(dtype=float) for c in numeric.columns}
+
+    def __call__(self, work: Any, hardware: Sequence[Any]) -> list[dict[str, float]]:
+        from archsim.engines import estimate
+
+        if self.columnar:
             # Column by column: tolist() gives the Python floats float(v) would, without pandas'
             # per-row records (half of this function's time at 1,000 points).
-            names = [str(c) for c in numeric.columns]
-            columns = [numeric[c].to_numpy(dtype=float).tolist() for c in numeric.columns]
+            found = self.columns(work, hardware)
+            names, columns = list(found), [c.tolist() for c in found.values()]
             return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
         return [flatten_run(estimate(work, hw, engine=self.engine, **dict(self.options)))
                 for hw in hardware]
@@ -218,7 +235,7 @@ def _point_evaluator(evaluator: Any, params: Mapping[str, Any]) -> Any:
     return dataclasses.replace(evaluator, options={**dict(evaluator.options), "software": profile})
 
 
-def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
+def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> Sequence[dict[str, Any]]:
     """Validate and evaluate every task of a chunk; one row per task, in task order."""
     with _collect_young_only():
         return _evaluate_chunk(payload, tasks)
@@ -246,9 +263,19 @@ def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Sequence[Any]], 
         return whole
 
 
-def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[dict[str, Any]]:
+def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> Sequence[dict[str, Any]]:
     built = _point_validator(payload.base_dump)([task.overrides for task in tasks])
+    # archsim's vectorised roofline gives metric columns: the rows stay columns (ChunkRows).
+    columnar = getattr(payload.evaluator, "columnar", False) is True
+    out = RowsBuilder([task.key for task in tasks]) if columnar else None
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
+
+    def failed(i: int, status: str, error: str) -> None:
+        if out is not None:
+            out.failed(i, status, error)
+        else:
+            rows[i] = {"key": tasks[i].key, "status": status, "error": error}
+
     groups: dict[tuple[tuple[str, Any], ...], list[tuple[int, Any]]] = {}
     works: dict[tuple[tuple[str, Any], ...], Any] = {}
     for i, task in enumerate(tasks):
@@ -259,7 +286,7 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[d
             if task.work_params not in works:
                 works[task.work_params] = _build_work(payload.work, dict(task.work_params))
         except ArchsimError as exc:
-            rows[i] = {"key": task.key, "status": "invalid", "error": one_line(exc)}
+            failed(i, "invalid", one_line(exc))
             continue
         groups.setdefault(task.work_params, []).append((i, hw))
     for params, members in groups.items():
@@ -268,7 +295,10 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[d
             evaluator = _point_evaluator(payload.evaluator, dict(params))
         except ArchsimError as exc:
             for i, _hw in members:
-                rows[i] = {"key": tasks[i].key, "status": "invalid", "error": one_line(exc)}
+                failed(i, "invalid", one_line(exc))
+            continue
+        if out is not None:
+            _run_columns(evaluator, work, members, out)
             continue
         try:
             metrics = evaluator(work, [hw for _, hw in members])
@@ -284,7 +314,27 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> list[d
             raise SweepError(f"evaluator returned {len(metrics)} rows for {len(members)} points")
         for (i, _hw), m in zip(members, metrics, strict=True):
             if "__error__" in m:
-                rows[i] = {"key": tasks[i].key, "status": "failed", "error": m["__error__"]}
+                failed(i, "failed", m["__error__"])
             else:
                 rows[i] = {"key": tasks[i].key, "status": "ok", "error": None, **m}
+    if out is not None:
+        return out.result()
     return [r for r in rows if r is not None]
+
+
+def _run_columns(evaluator: Any, work: Any, members: list[tuple[int, Any]], out: RowsBuilder) -> None:
+    """The metric columns of one group's points into ``out``; where the engine refuses the group,
+    point by point, so one bad point does not fail its neighbours (its row says ``failed``)."""
+    try:
+        columns = evaluator.columns(work, [hw for _, hw in members])
+    except ArchsimError:
+        for i, hw in members:
+            try:
+                out.ok([i], evaluator.columns(work, [hw]))
+            except ArchsimError as exc:
+                out.failed(i, "failed", one_line(exc))
+        return
+    if any(len(c) != len(members) for c in columns.values()):
+        raise SweepError(f"evaluator returned columns of {sorted({len(c) for c in columns.values()})} rows for "
+                         f"{len(members)} points")
+    out.ok([i for i, _ in members], columns)

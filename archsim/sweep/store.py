@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from archsim.errors import SweepError
+from archsim.sweep.rows import rows_frame
 
 __all__ = ["Store", "MemoryStore", "ParquetStore", "StoreWarning", "point_key", "point_key_of_text", "key_prefix",
            "key_suffix", "override_text", "store_lock"]
@@ -122,13 +123,6 @@ class Store(Protocol):
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None: ...
 
 
-def _frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(list(rows))
-    if "error" in frame:
-        frame["error"] = frame["error"].astype(object).where(frame["error"].notna(), None)
-    return frame
-
-
 def _columns(frame: pd.DataFrame, columns: Sequence[str] | None) -> pd.DataFrame:
     """``frame`` with only ``columns`` (those it has, in its own order); all of them for ``None``.
     A sweep's table reads back only the metrics it shows: a 1M-point store holds ~18 columns."""
@@ -165,7 +159,7 @@ class MemoryStore:
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
-            self._frames.append(_frame(rows))
+            self._frames.append(rows_frame(rows))
 
 
 def _sha256(path: Path) -> str:
@@ -275,7 +269,7 @@ class ParquetStore:
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
             return
-        frame = _frame(rows)
+        frame = rows_frame(rows)
         # The file name is a hash of its keys: rewriting the same chunk replaces it, never duplicates it.
         name = hashlib.sha256("".join(sorted(frame["key"])).encode()).hexdigest()[:32] + ".parquet"
         try:
