@@ -209,3 +209,58 @@ def test_loading_presets_does_not_import_pint() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**__import__("os").environ, "PYTHONPATH": str(Path(units.__file__).parents[1])})
     assert out.stdout.strip() == "False"
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(_PRESETS), st.data())
+def test_chunk_builder_is_whole_dump_validation_point_by_point(preset: str, data: Any) -> None:
+    # A chunk of points overriding the same leaves (columns), values repeated across points: each
+    # point built together equals validate_hardware of its whole dump, or fails with its error type
+    # and message (the column path's shared tables and per-value checks change nothing).
+    from archsim.presets import validate_hardware
+    from archsim.sweep.columns import ChunkBuilder
+    from archsim.sweep.evaluate import apply_overrides
+
+    builder = _builder(preset)
+    leaves = _leaves(builder.base_dump)
+    picks = data.draw(st.lists(st.sampled_from(range(len(leaves))), min_size=1, max_size=3, unique=True))
+    factors = st.sampled_from([0.0, 0.5, 0.999, 1.0, 1.5, 2.0, 64.0, -1.0])
+    levels = [[_perturbed(leaves[i][1], data.draw(factors), data.draw(st.booleans())) for _ in range(3)]
+              for i in picks]
+    n = data.draw(st.integers(1, 8))
+    points = [[(leaves[i][0], column[data.draw(st.integers(0, 2))]) for i, column in zip(picks, levels, strict=True)]
+              for _ in range(n)]
+    got = ChunkBuilder(builder).build(points)
+    assert len(got) == n
+    for overrides, fast in zip(points, got, strict=True):
+        try:
+            slow = validate_hardware(apply_overrides(builder.base_dump, overrides), builder.where)
+        except SchemaError as exc:
+            assert isinstance(fast, SchemaError) and str(fast) == str(exc)
+            continue
+        assert type(fast) is type(slow)
+        assert fast == slow
+        assert fast.model_dump() == slow.model_dump()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["gpu/h100-sxm5-80gb", "gpu/v100-sxm2-16gb", "gpu/a100-sxm4-40gb", "gpu/t4"]), st.data())
+def test_gpu_rows_together_are_each_device_row(preset: str, data: Any) -> None:
+    # Rows packed together (parts shared between devices converted once) are, to the bit, each
+    # device's own row list converted on its own.
+    from archsim.cost import params
+
+    builder = _builder(preset)
+    leaves = [leaf for leaf in _leaves(builder.base_dump) if isinstance(leaf[1], int | float | str)]
+    devices = [builder.base]
+    for _ in range(data.draw(st.integers(1, 6))):
+        path, value = leaves[data.draw(st.integers(0, len(leaves) - 1))]
+        try:
+            devices.append(builder.build([(path, _perturbed(value, data.draw(st.sampled_from([0.5, 1.0, 2.0])),
+                                                            False))]))
+        except SchemaError:
+            continue
+    devices = [devices[data.draw(st.integers(0, len(devices) - 1))] for _ in range(len(devices) + 1)]
+    together = params._gpu_rows(devices, {})
+    alone = np.stack([np.asarray(params._gpu_row(g), dtype=np.float64) for g in devices])
+    assert together.dtype == alone.dtype and together.tobytes() == alone.tobytes()
