@@ -71,6 +71,7 @@ The ``archsim sweep SPEC.toml`` file (:func:`archsim.sweep.spec.load_spec`, ``do
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -92,7 +93,6 @@ from archsim.sweep.store import (
     key_prefix,
     key_suffix,
     override_text,
-    point_key_of_text,
     store_lock,
 )
 
@@ -183,15 +183,20 @@ class Sweep:
         hw_text = [(j, _ByValue(lambda v, a=a: override_text(a.path, a.encode(v)))) for j, a in hw_axes]
         suffixes: dict[tuple[tuple[str, Any], ...], str] = {}
         keys = []
+        # The prefix's hash state, copied per point: sha256 of the whole text, hashing the shared
+        # start once (point_key_of_text's value; a unit test checks it).
+        start = hashlib.sha256(prefix.encode())
         for values in self._values:
-            params = _work_params(values, wl_axes)
+            params = _work_params(values, wl_axes) if wl_axes else ()
             suffix = suffixes.get(params)
             if suffix is None:
                 sw = [(k, v) for k, v in params if k.startswith("software.")]
                 wl = dict((k, v) for k, v in params if not k.startswith("software."))
                 text = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
                 suffix = suffixes[params] = key_suffix(text, evaluator_key, __version__)
-            keys.append(point_key_of_text(prefix, [t(values[j]) for j, t in hw_text], suffix))
+            h = start.copy()
+            h.update((",".join([t(values[j]) for j, t in hw_text]) + suffix).encode())
+            keys.append(h.hexdigest())
         return keys
 
     def _work(self, work: Any) -> Any:
@@ -370,8 +375,11 @@ class Sweep:
         n, m = len(wide), len(chosen)
         tidy = wide[ids].iloc[np.repeat(np.arange(n), m)].reset_index(drop=True)
         tidy["error"] = pd.Series(np.repeat(wide["error"].to_numpy(dtype=object), m), dtype=object)
-        tidy["metric"] = pd.Series(np.tile(np.asarray(chosen, dtype=object), n))  # dtype as melt infers it
-        tidy["value"] = wide[chosen].to_numpy(dtype=float).reshape(-1)
+        # The names' column taken from the m names (one inference, the dtype melt infers; a take
+        # instead of converting n x m strings), the values point-major from each metric's array.
+        names = pd.Series(np.asarray(chosen, dtype=object))
+        tidy["metric"] = names.take(np.tile(np.arange(m), n)).reset_index(drop=True)
+        tidy["value"] = np.stack([wide[c].to_numpy(dtype=float) for c in chosen], axis=1).reshape(-1)
         return tidy
 
 
@@ -423,5 +431,6 @@ class _Chunks(Sequence[list[PointTask]]):
         out = []
         for p in self._pending[i * self._size:(i + 1) * self._size]:
             v = values[p]
-            out.append(PointTask(keys[p], tuple([f(v[j]) for j, f in override]), _work_params(v, wl_axes)))
+            out.append(PointTask.of(keys[p], tuple([f(v[j]) for j, f in override]),
+                                    _work_params(v, wl_axes) if wl_axes else ()))
         return out

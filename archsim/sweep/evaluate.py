@@ -181,6 +181,15 @@ class PointTask:
     overrides: tuple[tuple[tuple[str | int, ...], Any], ...]
     work_params: tuple[tuple[str, Any], ...]
 
+    @classmethod
+    def of(cls, key: str, overrides: tuple[tuple[tuple[str | int, ...], Any], ...],
+           work_params: tuple[tuple[str, Any], ...]) -> PointTask:
+        """``PointTask(key, overrides, work_params)`` built as the frozen ``__init__`` would set
+        it, without its per-field ``object.__setattr__`` (a sweep builds one per point)."""
+        task = object.__new__(cls)
+        task.__dict__.update(key=key, overrides=overrides, work_params=work_params)
+        return task
+
 
 @dataclass(frozen=True)
 class ChunkPayload:
