@@ -196,3 +196,29 @@ def test_point_override_breaking_a_cross_field_rule_reports_the_whole_dump_error
     with pytest.raises(SchemaError) as fast:
         builder.build(overrides)
     assert str(fast.value) == str(whole.value) and "static_power exceeds tdp" in str(fast.value)
+
+
+def test_roofline_chunk_pauses_the_collector_and_restores_it(v100, monkeypatch):
+    # A vectorised chunk runs without collections; the collector is enabled again afterwards, and
+    # one the caller disabled stays disabled. A per-point evaluator's chunk keeps collecting.
+    from archsim.sweep.evaluate import EngineEvaluator
+
+    seen = []
+    real = EngineEvaluator.columns
+    monkeypatch.setattr(EngineEvaluator, "columns", lambda self, w, h: seen.append(gc.isenabled()) or real(self, w, h))
+    payload = ChunkPayload(v100.model_dump(), __import__("archsim").ops.Gemm(256, 256, 256, dtype="fp16"),
+                           EngineEvaluator("roofline", {}))
+    tasks = Sweep(v100, {"gpu.sm_count": [40, 80]})._tasks(payload.work, "roofline:{}")
+    assert [r["status"] for r in evaluate_chunk(payload, tasks)] == ["ok", "ok"]
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        evaluate_chunk(payload, tasks)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    toy = ChunkPayload(v100.model_dump(), (1e12, 1e9), ToyEvaluator())
+    monkeypatch.setattr(ToyEvaluator, "__call__", lambda self, w, h: seen.append(gc.isenabled()) or [
+        {"latency_s": 1.0} for _ in h])
+    evaluate_chunk(toy, tasks)
+    assert seen[-1] is True
