@@ -19,7 +19,9 @@ Axes (see :mod:`archsim.sweep.axes`): dotted TOML paths into the base hardware (
 Every point is built from the base's ``model_dump()`` with its overrides applied (the base is never
 modified) and validated again: every table on an override's path is validated from its values with
 all its field and cross-field rules, the untouched tables are the base's validated ones
-(:mod:`archsim.sweep.points`; the same model as validating the whole dump). A point that does not
+(:mod:`archsim.sweep.points`; the same model as validating the whole dump), and a chunk's points are
+built together, each table once per distinct combination of what it holds
+(:mod:`archsim.sweep.columns`). A point that does not
 validate (say an L2 whose size is not divisible by ways x line size) is reported with status
 ``invalid`` and the reason, and the sweep goes on.
 

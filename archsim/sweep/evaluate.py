@@ -3,8 +3,11 @@
 This is the code that runs in a worker (a local process or a Dask worker). A chunk is a list of
 :class:`PointTask`; :func:`evaluate_chunk` returns one row per task: the point's key, its status
 (``ok``, ``invalid``: the hardware or the workload did not validate; ``failed``: the engine refused
-it) with the reason, and the metrics. An invalid point never stops the sweep; a bug (any error that
-is not an :class:`~archsim.errors.ArchsimError`) does.
+it) with the reason, and the metrics (under archsim's vectorised roofline as a
+:class:`~archsim.sweep.rows.ChunkRows`: the rows held as columns, read as the same dicts). The
+chunk's hardware points are built together (:class:`~archsim.sweep.columns.ChunkBuilder`). An
+invalid point never stops the sweep; a bug (any error that is not an
+:class:`~archsim.errors.ArchsimError`) does.
 
 An evaluator is any picklable callable ``(work, [hardware, ...]) -> [ {metric: float}, ... ]`` with a
 ``key`` string that identifies it (and its options) in the result store. :class:`EngineEvaluator`
