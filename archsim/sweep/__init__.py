@@ -375,14 +375,15 @@ class Sweep:
         # metric and the metric values read row by row (what melting and sorting by point gave,
         # without pandas sorting ten rows per point).
         n, m = len(wide), len(chosen)
-        tidy = wide[ids].iloc[np.repeat(np.arange(n), m)].reset_index(drop=True)
-        tidy["error"] = pd.Series(np.repeat(wide["error"].to_numpy(dtype=object), m), dtype=object)
-        # The names' column taken from the m names (one inference, the dtype melt infers; a take
-        # instead of converting n x m strings), the values point-major from each metric's array.
-        names = pd.Series(np.asarray(chosen, dtype=object))
-        tidy["metric"] = names.take(np.tile(np.arange(m), n)).reset_index(drop=True)
-        tidy["value"] = np.stack([wide[c].to_numpy(dtype=float) for c in chosen], axis=1).reshape(-1)
-        return tidy
+        each = np.repeat(np.arange(n), m)
+        # One frame from whole columns: each id column's array taken per row (its dtype kept), the
+        # metric names taken from the m names (one inference, the dtype melt infers, instead of
+        # converting n x m strings), the values point-major from each metric's array.
+        data: dict[str, Any] = {c: wide[c].array.take(each) for c in ids if c != "error"}
+        data["error"] = pd.Series(np.repeat(wide["error"].to_numpy(dtype=object), m), dtype=object)
+        data["metric"] = pd.Series(np.asarray(chosen, dtype=object)).array.take(np.tile(np.arange(m), n))
+        data["value"] = np.stack([wide[c].to_numpy(dtype=float) for c in chosen], axis=1).reshape(-1)
+        return pd.DataFrame(data, columns=[*ids, "metric", "value"])
 
 
 def _work_params(values: tuple[Any, ...], wl_axes: list[tuple[int, Axis]]) -> tuple[tuple[str, Any], ...]:
