@@ -312,11 +312,6 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     return np.stack([h.value for h in held])
 
 
-def _packed_row(g: GPUDevice, memo: dict) -> np.ndarray:
-    """:func:`_gpu_row` of ``g`` as a read-only float64 array, computed once per model object."""
-    return _packed_table([g], memo)[0]
-
-
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
     """The flat numeric view of one GPU: the values of ``_GPU_SCALARS`` then of ``_GPU_TABLES``
     (one per precision), each read from its named field once, on-chip energies scaled to the node.
