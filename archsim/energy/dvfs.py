@@ -110,7 +110,11 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     the monotone :func:`total_power` (module doc), on the over-limit points only, all at once.
     """
     one = np.ones(np.broadcast(t.clock_s, limit_w).shape)
-    over = total_power(t, one) > limit_w
+    # At the nominal clock the clock's factors (f, V(f), its powers) are per point: the ratio 1
+    # given in the points' shape computes them once per point, not once per (op, point); every
+    # (op, point) gets the same floats as with a ratio of the full shape (the same operations on
+    # the same values, broadcast).
+    over = np.broadcast_to(total_power(t, np.ones(np.shape(t.nominal_hz))) > limit_w, one.shape)
     if not over.any():
         return one
     flat = np.flatnonzero(over)
