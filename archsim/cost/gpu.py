@@ -599,14 +599,17 @@ def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, speci
 
 
 def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
-                 dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None) -> tuple:
+                 dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None,
+                 blocks_per_sm: np.ndarray | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays).
 
-    ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1.
+    ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1; ``blocks_per_sm``
+    the default block's occupancy per row when the caller has it (:func:`kernels.stream_blocks_per_sm`).
     """
     vkey = _vector_key(p, prec)
     l2 = dram if l2_bytes is None else np.maximum(l2_bytes, dram)
-    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total)
+    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total,
+                      blocks_per_sm=blocks_per_sm)
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s

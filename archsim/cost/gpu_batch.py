@@ -118,6 +118,7 @@ class _Planner:
         self._flop: dict[int, float] = {}
         self._tiled: dict[int, TiledGPUParams] = {}
         self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
+        self._stream_bps: dict[int, np.ndarray] = {}
 
     def _min_sector(self) -> float:
         """The smallest DRAM sector of the points (gc.touched_bytes), found once per planner."""
@@ -132,6 +133,18 @@ class _Planner:
         if g not in self._tiled:
             self._tiled[g] = tile_params(self.p, g)
         return self._tiled[g]
+
+    def stream_bps(self, g: int) -> np.ndarray:
+        """A streaming kernel's blocks per SM (:func:`~archsim.cost.kernels.stream_blocks_per_sm`) for
+        ``g`` stacked ops: computed once per point and repeated, once per group size."""
+        got = self._stream_bps.get(g)
+        if got is None:
+            base = self._stream_bps.get(1)
+            if base is None:
+                base = self._stream_bps[1] = gc.kn.stream_blocks_per_sm(self.p)
+            got = self._stream_bps[g] = base if g == 1 else np.tile(base, g)
+            got.flags.writeable = False  # shared by the groups of this size: never written
+        return got
 
     def flop(self, op: Any) -> float:
         """``float(op.flop())``, computed once per op object."""
@@ -399,7 +412,8 @@ class _Planner:
             l2 = None
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
-            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2)
+            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2,
+                                    blocks_per_sm=self.stream_bps(g))
             self._finish_group(group, gc.assemble("stream", 0.0, sp, *parts))
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:

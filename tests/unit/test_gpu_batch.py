@@ -85,6 +85,26 @@ def test_tile_params_repeats_points():
         t.sm_count = p.sm_count
 
 
+def test_stream_blocks_per_point_equal_the_stacked_rows_occupancy():
+    # The planner computes a streaming kernel's blocks per SM once per point and repeats it for a
+    # stacked group: the same values as the occupancy computed on every stacked row.
+    from archsim.cost import kernels
+
+    p = _points()
+    planner = gpu_batch._Planner(p)
+    for g in (1, 4, 1):
+        got = planner.stream_bps(g)
+        assert np.array_equal(got, kernels.stream_blocks_per_sm(gpu_batch.tile_params(p, g)))
+        assert got is planner.stream_bps(g)  # kept per group size
+    rows = gpu_batch.tile_params(p, 3)
+    dram = np.linspace(1e6, 3e8, rows.n)
+    given = kernels.gpu_stream(rows, 1e6, 0.0, dram, dram, rows.vector_flop_per_cycle_per_sm["fp32"], 1e6,
+                               blocks_per_sm=planner.stream_bps(3))
+    computed = kernels.gpu_stream(rows, 1e6, 0.0, dram, dram, rows.vector_flop_per_cycle_per_sm["fp32"], 1e6)
+    for field in dataclasses.fields(computed):
+        assert np.array_equal(getattr(given, field.name), getattr(computed, field.name)), field.name
+
+
 def test_transfer_on_gpu_is_an_error():
     from archsim.errors import EngineError
     with pytest.raises(EngineError):
