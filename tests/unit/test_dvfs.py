@@ -160,3 +160,18 @@ def test_power_at_the_nominal_clock_per_point_equals_per_op_and_point():
         alone = PowerTerms(**{k: (v[i] if np.ndim(v) == 2 else v) for k, v in vars(t).items() if k != "curve"},
                            curve=t.curve)
         assert np.array_equal(solve_clock(alone, limit, floor), together[i]), i
+
+
+def test_clocked_power_is_op_powers_constant_terms_and_the_voltage_factor():
+    # power.apply takes the clock, V(f)^2 / v_max^2 and the constant powers from clocked_power
+    # alone: the same floats as op_power's terms and the formulas written out.
+    from archsim.energy import clocked_power, op_power
+
+    rng = np.random.default_rng(5)
+    t = _terms(clock_s=rng.uniform(1e-6, 1e-3, 9), onchip=rng.uniform(0, 1, 9), leak=20.0, clk=30.0, v_min=0.7)
+    ratio = rng.uniform(0.2, 1.0, 9)
+    got, ref = clocked_power(t, ratio), op_power(t, ratio)
+    for name in ("board", "leakage", "clock"):
+        assert np.array_equal(getattr(got, f"{name}_w"), ref[name]), name
+    assert np.array_equal(got.clock_hz, t.nominal_hz * ratio)
+    assert np.array_equal(got.v2, (voltage(t.curve, t.nominal_hz * ratio) / t.curve.v_max) ** 2)
