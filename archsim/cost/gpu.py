@@ -31,6 +31,7 @@ shared-memory byte written into and read out of registers once (2 x the L1 bytes
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -257,8 +258,6 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     transform is a streaming kernel that reads a tensor and writes its transformed version (36/m^2
     times larger for activations).
     """
-    from archsim.workload.ops import Gemm
-
     t, _m, tiles = winograd_plan(op)
     c, k = op.in_channels, op.out_channels
     e = elem_bytes(op)
@@ -269,8 +268,7 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
-    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
-                compute_dtype=op.compute_dtype, accumulate_dtype=op.accumulate_dtype)
+    gemm = winograd_gemm(op)
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
         _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, np.full(p.n, w_b + wt_b)),
@@ -401,14 +399,49 @@ def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bo
     return [((mult == m) & (trans == t), int(m), bool(t)) for m, t in keys]
 
 
+DERIVED_OPS_KEY = "_archsim_derived_ops"
+"""Key of an op's derived ops (:func:`derived_op`) in its instance ``__dict__``."""
+
+
+def derived_op(op: Any, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    """The op ``build()`` derives from ``op`` (a channel-padded convolution, a Winograd GEMM), built
+    once per op object and kept in its instance ``__dict__`` under a non-field key, as
+    :meth:`~archsim.workload.ops.base.Op.io_totals` keeps its totals: an op's ``==``, ``hash``,
+    ``repr``, ``fields`` and ``replace`` see only its fields, and ops are frozen, so the derived op is
+    what ``build()`` would return again. A graph priced again (another estimate, another sweep
+    chunk) reuses its ops' derived ops, and their own kept values, instead of validating new ones."""
+    held = op.__dict__.get(DERIVED_OPS_KEY)
+    if held is None:
+        held = op.__dict__[DERIVED_OPS_KEY] = {}
+    got = held.get(key)
+    if got is None:
+        got = held[key] = build()
+    return got
+
+
 def pad_channels(op: Any, multiple: int) -> Any:
-    """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already)."""
+    """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already;
+    a padded op is built once per op object and multiple, :func:`derived_op`)."""
     g = op.groups
     c, k = op.in_channels // g, op.out_channels // g
     cp, kp = -(-c // multiple) * multiple, -(-k // multiple) * multiple
     if (cp, kp) == (c, k):
         return op
-    return dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g)
+    return derived_op(op, ("padded", cp * g, kp * g),
+                      lambda: dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g))
+
+
+def winograd_gemm(op: Any) -> Any:
+    """The batched GEMM of a Winograd convolution F(m x m, r x r) (:func:`winograd_plan`): t^2 GEMMs of
+    (tiles x in_channels) x (in_channels x out_channels), built once per op object (:func:`derived_op`)."""
+    from archsim.workload.ops import Gemm
+
+    def build() -> Any:
+        t, _m, tiles = winograd_plan(op)
+        return Gemm(tiles, op.out_channels, op.in_channels, dtype=op.dtype, batch=t * t,
+                    name=f"{op.label}.winograd_gemm", compute_dtype=op.compute_dtype,
+                    accumulate_dtype=op.accumulate_dtype)
+    return derived_op(op, ("winograd_gemm",), build)
 
 
 def layout_transfers(op: Any, padded: Any) -> list[tuple[float, float]]:

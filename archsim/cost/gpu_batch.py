@@ -325,8 +325,6 @@ class _Planner:
         return self._gemm_req(op, m, n, k, g, e, e, t, bias, a_stream, vector, gc.conv_library(op))
 
     def _plan_winograd(self, op: Any) -> list[Any]:
-        from archsim.workload.ops import Gemm
-
         p = self.p
         t, _m, tiles = gc.winograd_plan(op)
         c, k = op.in_channels, op.out_channels
@@ -336,8 +334,7 @@ class _Planner:
         y_b = op.batch * k * op.out_height * op.out_width * e
         w_b = k * c * op.kernel[0] * op.kernel[1] * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
-        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
-                    compute_dtype=op.compute_dtype, accumulate_dtype=op.accumulate_dtype)
+        gemm = gc.winograd_gemm(op)
         s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
         g = self._plan_gemm(gemm)

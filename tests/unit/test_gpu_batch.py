@@ -105,6 +105,31 @@ def test_stream_blocks_per_point_equal_the_stacked_rows_occupancy():
         assert np.array_equal(getattr(given, field.name), getattr(computed, field.name)), field.name
 
 
+def test_derived_ops_are_built_once_per_op_and_equal_cold_ones(assert_costs_equal):
+    # A channel-padded convolution and a Winograd GEMM are kept on the op they derive from: the same
+    # object on every pricing, equal to one built afresh, the op's equality, hash and pickle
+    # unchanged, and a convolution priced with its kept derived ops costs what a fresh copy costs.
+    import pickle
+
+    conv = ops.Conv2d(8, 3, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16")
+    fresh = dataclasses.replace(conv)
+    padded = gpu_cost.pad_channels(conv, 8)
+    assert padded is gpu_cost.pad_channels(conv, 8)
+    assert padded == dataclasses.replace(conv, in_channels=8)
+    assert gpu_cost.pad_channels(padded, 8) is padded  # nothing to pad: the op itself
+    wino = gpu_cost.winograd_gemm(padded)
+    assert wino is gpu_cost.winograd_gemm(padded)
+    t, _, tiles = gpu_cost.winograd_plan(padded)
+    assert wino == ops.Gemm(tiles, 64, 8, dtype="fp16", batch=t * t, name=f"{padded.label}.winograd_gemm")
+    assert conv == fresh and hash(conv) == hash(fresh) and repr(conv) == repr(fresh)
+    assert pickle.loads(pickle.dumps(conv)) == fresh
+    p = _points()
+    warm = gpu_batch.governed_many([conv], p)[0]
+    assert gpu_cost.DERIVED_OPS_KEY not in fresh.__dict__
+    assert_costs_equal(warm, gpu_batch.governed_many([fresh], p)[0])
+    assert_costs_equal(gpu_batch.governed_many([conv], p)[0], warm)
+
+
 def test_transfer_on_gpu_is_an_error():
     from archsim.errors import EngineError
     with pytest.raises(EngineError):
