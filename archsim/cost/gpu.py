@@ -399,20 +399,21 @@ def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bo
     return [((mult == m) & (trans == t), int(m), bool(t)) for m, t in keys]
 
 
-DERIVED_OPS_KEY = "_archsim_derived_ops"
-"""Key of an op's derived ops (:func:`derived_op`) in its instance ``__dict__``."""
+DERIVED_KEY = "_archsim_derived"
+"""Key of the values derived from an op (:func:`derived`) in its instance ``__dict__``."""
 
 
-def derived_op(op: Any, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-    """The op ``build()`` derives from ``op`` (a channel-padded convolution, a Winograd GEMM), built
-    once per op object and kept in its instance ``__dict__`` under a non-field key, as
-    :meth:`~archsim.workload.ops.base.Op.io_totals` keeps its totals: an op's ``==``, ``hash``,
-    ``repr``, ``fields`` and ``replace`` see only its fields, and ops are frozen, so the derived op is
-    what ``build()`` would return again. A graph priced again (another estimate, another sweep
-    chunk) reuses its ops' derived ops, and their own kept values, instead of validating new ones."""
-    held = op.__dict__.get(DERIVED_OPS_KEY)
+def derived(op: Any, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    """What ``build()`` derives from ``op`` alone (a channel-padded convolution, a Winograd GEMM, the
+    point-free values of a kernel request), built once per op object and ``key`` and kept in its
+    instance ``__dict__`` under a non-field key, as :meth:`~archsim.workload.ops.base.Op.io_totals`
+    keeps its totals: an op's ``==``, ``hash``, ``repr``, ``fields`` and ``replace`` see only its
+    fields, and ops are frozen, so the kept value is what ``build()`` would return again. A graph
+    priced again (another estimate, another sweep chunk) reuses them instead of rebuilding and
+    validating them. ``key`` names everything else ``build`` reads (e.g. a channel multiple)."""
+    held = op.__dict__.get(DERIVED_KEY)
     if held is None:
-        held = op.__dict__[DERIVED_OPS_KEY] = {}
+        held = op.__dict__[DERIVED_KEY] = {}
     got = held.get(key)
     if got is None:
         got = held[key] = build()
@@ -421,19 +422,19 @@ def derived_op(op: Any, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
 
 def pad_channels(op: Any, multiple: int) -> Any:
     """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already;
-    a padded op is built once per op object and multiple, :func:`derived_op`)."""
+    a padded op is built once per op object and multiple, :func:`derived`)."""
     g = op.groups
     c, k = op.in_channels // g, op.out_channels // g
     cp, kp = -(-c // multiple) * multiple, -(-k // multiple) * multiple
     if (cp, kp) == (c, k):
         return op
-    return derived_op(op, ("padded", cp * g, kp * g),
-                      lambda: dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g))
+    return derived(op, ("padded", cp * g, kp * g),
+                   lambda: dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g))
 
 
 def winograd_gemm(op: Any) -> Any:
     """The batched GEMM of a Winograd convolution F(m x m, r x r) (:func:`winograd_plan`): t^2 GEMMs of
-    (tiles x in_channels) x (in_channels x out_channels), built once per op object (:func:`derived_op`)."""
+    (tiles x in_channels) x (in_channels x out_channels), built once per op object (:func:`derived`)."""
     from archsim.workload.ops import Gemm
 
     def build() -> Any:
@@ -441,7 +442,7 @@ def winograd_gemm(op: Any) -> Any:
         return Gemm(tiles, op.out_channels, op.in_channels, dtype=op.dtype, batch=t * t,
                     name=f"{op.label}.winograd_gemm", compute_dtype=op.compute_dtype,
                     accumulate_dtype=op.accumulate_dtype)
-    return derived_op(op, ("winograd_gemm",), build)
+    return derived(op, ("winograd_gemm",), build)
 
 
 def layout_transfers(op: Any, padded: Any) -> list[tuple[float, float]]:

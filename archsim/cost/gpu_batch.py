@@ -100,6 +100,30 @@ class _Stream:
     ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
 
 
+def _gemm_values(op: Any) -> tuple[float, str, str, str | None]:
+    """The point-free values of a GEMM-kernel request of ``op``: (matmul FLOP, precision, label,
+    narrow accumulator), kept on the op (``gpu.derived``)."""
+    return float(op.flop_breakdown().get("matmul", 0)), precision_of(op), op.label, gc.narrow_accumulate(op)
+
+
+def _implicit_values(op: Any, p: GPUParams, sector: float) -> tuple[Any, ...]:
+    """The point-free values of a convolution's implicit-GEMM request, given the smallest DRAM sector of
+    the points (``sector``, B; the only value of ``p`` they read): (m, n, k, groups, element bytes, C
+    bytes, conv A-pass bounds ``(low, high, window, groups)`` or None for backward data, bias bytes,
+    epilogue vector FLOP, kernel library, im2col bytes), kept on the op (``gpu.derived``)."""
+    v = gc.conv_gemm_view(op)
+    e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
+    vector = flop_classes(op)[1]
+    if op.pass_ == "backward_data":
+        return npq, crs, kout, g, e, in_bytes / (npq * crs), None, 0.0, vector, gc.kn.GEMM_LIBRARY, 0.0
+    # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
+    window_b = tr.conv_window_bytes(c, op.width, r, e)
+    low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
+                                      gc.touched_bytes(op, p, sector) / g)
+    bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
+    return v.m, v.n, v.k, g, e, e, (low, high, window_b, g), bias, vector, gc.conv_library(op), npq * crs * e
+
+
 class _Planner:
     """Turns ops into kernel requests, runs each class stacked, and reassembles every op."""
 
@@ -162,9 +186,9 @@ class _Planner:
     def _gemm_req(self, op: Any, m: int, n: int, k: int, batch: int, e: float, c: float, traffic: _Traffic,
                   extra_dram: float, a_stream: np.ndarray | float, extra_vector: float,
                   library: str = gc.kn.GEMM_LIBRARY) -> _Gemm:
-        mm = float(op.flop_breakdown().get("matmul", 0))
-        g = _Gemm(precision_of(op), op.label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream,
-                  extra_vector, mm, library, gc.narrow_accumulate(op))
+        mm, prec, label, accumulate = gc.derived(op, ("gemm_request",), lambda: _gemm_values(op))
+        g = _Gemm(prec, label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream, extra_vector, mm, library,
+                  accumulate)
         self.gemms.append(g)
         return g
 
@@ -306,23 +330,15 @@ class _Planner:
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
-        v = gc.conv_gemm_view(op)
-        e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
-        vector = flop_classes(op)[1]
-        if op.pass_ == "backward_data":
-            cb = in_bytes / (npq * crs)
-            t = self._traffic(npq, crs, kout, g, e, e, cb)
-            return self._gemm_req(op, npq, crs, kout, g, e, cb, t, 0.0, 1.0, vector)
-        m, n, k = v.m, v.n, v.k
-        # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
-        window_b = tr.conv_window_bytes(c, op.width, r, e)
-        low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
-                                          gc.touched_bytes(op, p, self._min_sector()) / g)
-        t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
-        im2col = npq * crs * e
+        sector = self._min_sector()
+        m, n, k, g, e, c_b, conv, bias, vector, library, im2col = gc.derived(
+            op, ("implicit_gemm", sector), lambda: _implicit_values(op, p, sector))
+        t = self._traffic(m, n, k, g, e, e, c_b, conv=conv)
+        if conv is None:  # backward data: a plain GEMM of the GEMM library
+            return self._gemm_req(op, m, n, k, g, e, c_b, t, 0.0, 1.0, vector)
+        low, high, window_b, _ = conv
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col
-        bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
-        return self._gemm_req(op, m, n, k, g, e, e, t, bias, a_stream, vector, gc.conv_library(op))
+        return self._gemm_req(op, m, n, k, g, e, c_b, t, bias, a_stream, vector, library)
 
     def _plan_winograd(self, op: Any) -> list[Any]:
         p = self.p

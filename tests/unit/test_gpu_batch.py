@@ -124,10 +124,13 @@ def test_derived_ops_are_built_once_per_op_and_equal_cold_ones(assert_costs_equa
     assert conv == fresh and hash(conv) == hash(fresh) and repr(conv) == repr(fresh)
     assert pickle.loads(pickle.dumps(conv)) == fresh
     p = _points()
-    warm = gpu_batch.governed_many([conv], p)[0]
-    assert gpu_cost.DERIVED_OPS_KEY not in fresh.__dict__
-    assert_costs_equal(warm, gpu_batch.governed_many([fresh], p)[0])
-    assert_costs_equal(gpu_batch.governed_many([conv], p)[0], warm)
+    for op in (conv, *conv.backward()):  # forward (padded, Winograd), backward data and weight
+        copy = dataclasses.replace(op)
+        warm = gpu_batch.governed_many([op], p)[0]  # builds and keeps the op's derived values
+        assert gpu_cost.DERIVED_KEY in op.__dict__ and gpu_cost.DERIVED_KEY not in copy.__dict__
+        assert_costs_equal(gpu_batch.governed_many([op], p)[0], warm)  # reads them
+        assert_costs_equal(warm, gpu_batch.governed_many([copy], p)[0])
+        assert_costs_equal(gpu_batch.cost_many([op], p)[0], gpu_cost.cost(dataclasses.replace(op), p))
 
 
 def test_transfer_on_gpu_is_an_error():
