@@ -100,6 +100,15 @@ class _Stream:
     ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
 
 
+def _stream_values(op: Any) -> tuple[str, float, float, float, float, float, float]:
+    """The point-free values of a streaming-kernel request of ``op``: (precision, element bytes,
+    vector + matmul FLOP, special FLOP, input bytes, output bytes, compulsory bytes), kept on the op
+    (``gpu.derived``)."""
+    mm, vector, special = flop_classes(op)
+    in_b, out_b = io_bytes(op)
+    return precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, float(op.min_bytes())
+
+
 def _gemm_values(op: Any) -> tuple[float, str, str, str | None]:
     """The point-free values of a GEMM-kernel request of ``op``: (matmul FLOP, precision, label,
     narrow accumulator), kept on the op (``gpu.derived``)."""
@@ -171,10 +180,10 @@ class _Planner:
         return got
 
     def flop(self, op: Any) -> float:
-        """``float(op.flop())``, computed once per op object."""
+        """``float(op.flop())``, computed once per op object (kept on it, ``gpu.derived``)."""
         value = self._flop.get(id(op))
         if value is None:
-            value = self._flop[id(op)] = float(op.flop())
+            value = self._flop[id(op)] = gc.derived(op, ("flop",), lambda: float(op.flop()))
         return value
 
     # -- requests -------------------------------------------------------------------------------
@@ -235,12 +244,11 @@ class _Planner:
         return self._gemm_req(op, m, n, k, batch, e, e, t, bias, 1.0, flop_classes(op)[1])
 
     def _plan_stream(self, op: Any, traffic: _Traffic | None = None) -> _Stream:
-        mm, vector, special = flop_classes(op)
-        in_b, out_b = io_bytes(op)
-        compulsory = float(op.min_bytes())
+        prec, e, vector, special, in_b, out_b, compulsory = gc.derived(op, ("stream_request",),
+                                                                       lambda: _stream_values(op))
         dram = None if traffic is not None else np.full(self.p.n, compulsory)
         rows = gc.rowwise_traffic(op, self.p)
-        req = self._stream_req(precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b,
+        req = self._stream_req(prec, e, vector, special, in_b, out_b,
                                dram=dram if rows is None else rows[1], traffic=traffic, floor=compulsory)
         if rows is not None:
             req.l2 = rows[0]
@@ -252,14 +260,15 @@ class _Planner:
             s.final = True
             return s
         p = self.p
-        prec, e = precision_of(op), elem_bytes(op)
+        prec, e = gc.derived(op, ("precision",), lambda: (precision_of(op), elem_bytes(op)))
         planned = []
         if prec not in self._configs:
             self._configs[prec] = gc.precision_configs(p, prec)
         for mask, multiple, transposes in self._configs[prec]:
             padded = gc.pad_channels(op, multiple)
             transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
-                          for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])
+                          for rd, wr in gc.derived(op, ("layout_transfers", multiple),
+                                                   lambda q=padded: gc.layout_transfers(op, q))] if transposes else [])
             planned.append((mask, self._plan_algorithms(padded), transfers))
         if self.stack_finals and len(planned) == 1:
             return self._stacked_conv(op, *planned[0])

@@ -133,6 +133,18 @@ def test_derived_ops_are_built_once_per_op_and_equal_cold_ones(assert_costs_equa
         assert_costs_equal(gpu_batch.cost_many([op], p)[0], gpu_cost.cost(dataclasses.replace(op), p))
 
 
+def test_stream_requests_from_kept_values_equal_cold_ones(assert_costs_equal):
+    # A streaming op's request values (FLOP classes, bytes, precision) and its FLOP are kept on it:
+    # pricing it again, or a graph that shares its ops, gives what a fresh copy gives.
+    p = _points()
+    for op in (ops.BatchNorm(8, 64, 56, 56, dtype="fp16"), ops.Elementwise((32, 64, 56, 56), fn="relu", dtype="fp16"),
+               ops.Gemv(4096, 4096, dtype="fp16")):
+        warm = gpu_batch.governed_many([op], p)[0]
+        assert gpu_cost.DERIVED_KEY in op.__dict__
+        assert_costs_equal(gpu_batch.governed_many([op], p)[0], warm)
+        assert_costs_equal(warm, gpu_batch.governed_many([dataclasses.replace(op)], p)[0])
+
+
 def test_transfer_on_gpu_is_an_error():
     from archsim.errors import EngineError
     with pytest.raises(EngineError):
