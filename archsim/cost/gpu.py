@@ -410,10 +410,14 @@ def derived(op: Any, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
     keeps its totals: an op's ``==``, ``hash``, ``repr``, ``fields`` and ``replace`` see only its
     fields, and ops are frozen, so the kept value is what ``build()`` would return again. A graph
     priced again (another estimate, another sweep chunk) reuses them instead of rebuilding and
-    validating them. ``key`` names everything else ``build`` reads (e.g. a channel multiple)."""
-    held = op.__dict__.get(DERIVED_KEY)
+    validating them. ``key`` names everything else ``build`` reads (e.g. a channel multiple). An op
+    object without an instance ``__dict__`` (a user's slotted class) gets ``build()`` every time."""
+    own = getattr(op, "__dict__", None)
+    if own is None:
+        return build()
+    held = own.get(DERIVED_KEY)
     if held is None:
-        held = op.__dict__[DERIVED_KEY] = {}
+        held = own[DERIVED_KEY] = {}
     got = held.get(key)
     if got is None:
         got = held[key] = build()

@@ -133,6 +133,20 @@ def test_derived_ops_are_built_once_per_op_and_equal_cold_ones(assert_costs_equa
         assert_costs_equal(gpu_batch.cost_many([op], p)[0], gpu_cost.cost(dataclasses.replace(op), p))
 
 
+def test_derived_values_of_an_op_without_instance_dict_are_built_each_time():
+    class Slotted:
+        __slots__ = ("calls",)
+
+    op = Slotted()
+    op.calls = 0
+
+    def build():
+        op.calls += 1
+        return op.calls
+
+    assert gpu_cost.derived(op, ("x",), build) == 1 and gpu_cost.derived(op, ("x",), build) == 2
+
+
 def test_stream_requests_from_kept_values_equal_cold_ones(assert_costs_equal):
     # A streaming op's request values (FLOP classes, bytes, precision) and its FLOP are kept on it:
     # pricing it again, or a graph that shares its ops, gives what a fresh copy gives.
