@@ -11,7 +11,9 @@ inf or NaN, never an exception).
 
 Doing this in one compiled loop keeps nothing of size rows x candidates in memory: a sweep of
 thousands of points then costs a few nanoseconds per candidate instead of a few dozen numpy
-temporaries per candidate.
+temporaries per candidate. The values that depend on the GEMM and the candidate only (tile and block
+counts, per-block FLOP and bytes, split-K bytes) are computed once where a GEMM's rows begin
+(:func:`_op_candidates`; once per GEMM in an op-major stacked pass), not once per point.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "search"]
+__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "search"]
 
 OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 """Columns of the GEMM table (one row per distinct GEMM)."""
@@ -50,10 +52,51 @@ def _min(a, b):  # pragma: no cover - numba
     return a if (a <= b or a != a) else b
 
 
+OP_CANDIDATE_FIELDS = ("stage_bytes", "k_cta", "ctas", "flop_cta", "m_tiles", "bm_a", "bn_b",
+                       "c_term", "l1_cta", "partial_bytes", "reduce_bytes")
+"""Rows of a GEMM's candidate table (:func:`_op_candidates`): the model's values that depend on the
+GEMM and the candidate only, not on the hardware point."""
+
+
+@njit(cache=True, error_model="numpy")
+def _op_candidates(op, cand, k_slice_bytes, acc_bytes, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(OP_CANDIDATE_FIELDS) x candidates) with GEMM ``op``'s point-free values of
+    every candidate: see :mod:`archsim.cost.kernels` for the formulas. Each is the operation the
+    per-point model would make on the same numbers (a sweep's points then share them)."""
+    m, n, k, batch, a, b, c = op[0], op[1], op[2], op[3], op[4], op[5], op[6]
+    elem = _max(a, b)
+    bk = k_slice_bytes / elem
+    for j in range(cand.shape[1]):
+        bm, bn, threads, split = cand[0, j], cand[1, j], cand[2, j], cand[3, j]
+        stage_bytes = (bm * a + bn * b) * bk
+        k_iters = np.ceil(np.ceil(k / bk) / split)
+        k_cta = k_iters * bk
+        m_tiles = np.ceil(m / bm)
+        tiles_mn = m_tiles * np.ceil(n / bn) * batch
+        # Shared memory: every k-slice is written once and read by the warps; a warp tile of the
+        # (bm/2 x bn/warps*2) CUTLASS arrangement reads its A rows and B columns, so smem reads per block
+        # per slice are (bm * wn_count + bn * wm_count) elements; with wm_count = 2 warp rows.
+        warps = threads / 32.0
+        wm_count = _min(2.0, warps)
+        wn_count = warps / wm_count
+        out[0, j] = stage_bytes
+        out[1, j] = k_cta
+        out[2, j] = tiles_mn * split
+        out[3, j] = 2.0 * bm * bn * k_cta
+        out[4, j] = m_tiles
+        out[5, j] = bm * a
+        out[6, j] = bn * b
+        out[7, j] = bm * bn * (acc_bytes if split > 1.0 else c)
+        out[8, j] = stage_bytes * k_iters + (bm * a * wn_count + bn * b * wm_count) * bk * k_iters
+        out[9, j] = batch * m * n * acc_bytes * split if split > 1.0 else 0.0
+        # Parallel split-K: a reduction kernel reads the partials and writes C.
+        out[10, j] = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
+
+
 @njit(cache=True, inline="always", error_model="numpy")
-def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, threads, split,
-               k_slice_bytes, acc_bytes):  # pragma: no cover - numba
-    """The kernel model of one (GEMM, point, candidate): see :mod:`archsim.cost.kernels` for the formulas.
+def _candidate(oc, j, pt, dram_min, a_stream, bps, split):  # pragma: no cover - numba
+    """The kernel model of one (GEMM, point, candidate ``j``): see :mod:`archsim.cost.kernels` for the
+    formulas; ``oc`` is the GEMM's candidate table (:func:`_op_candidates`).
 
     Returns (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots,
     waves, flop_cta, l1_cta, l2_total, dram_kernel); ``score`` = time + launches x launch overhead.
@@ -72,33 +115,23 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     max_split = pt[13]
     unit_rate = pt[14]
     unit_efficiency = pt[15]
-    elem = _max(a, b)
-    bk = k_slice_bytes / elem
-    stage_bytes = (bm * a + bn * b) * bk
-    k_iters = np.ceil(np.ceil(k / bk) / split)
-    k_cta = k_iters * bk
-    tiles_mn = np.ceil(m / bm) * np.ceil(n / bn) * batch
-    ctas = tiles_mn * split
+    stage_bytes = oc[0, j]
+    k_cta = oc[1, j]
+    ctas = oc[2, j]
+    flop_cta = oc[3, j]
+    l1_cta = oc[8, j]
+    reduce_bytes = oc[10, j]
     slots = sm * bps
     full = np.floor(ctas / _max(slots, 1.0))
     tail = ctas - full * slots
     # Per-block work. A cluster of CTAs along M (Hopper TMA multicast) fetches each B tile from L2 once
     # for all of them: B's L2 traffic per block is divided by the CTAs that share it.
-    flop_cta = 2.0 * bm * bn * k_cta
-    share = _max(_min(cluster, np.ceil(m / bm)), 1.0)
-    l2_cta = (bm * a * a_stream + bn * b / share) * k_cta + bm * bn * (acc_bytes if split > 1.0 else c)
-    # Shared memory: every k-slice is written once and read by the warps; a warp tile of the
-    # (bm/2 x bn/warps*2) CUTLASS arrangement reads its A rows and B columns, so smem reads per block
-    # per slice are (bm * wn_count + bn * wm_count) elements; with wm_count = 2 warp rows.
-    warps = threads / 32.0
-    wm_count = _min(2.0, warps)
-    wn_count = warps / wm_count
-    l1_cta = stage_bytes * k_iters + (bm * a * wn_count + bn * b * wm_count) * bk * k_iters
+    share = _max(_min(cluster, oc[4, j]), 1.0)
+    l2_cta = (oc[5, j] * a_stream + oc[6, j] / share) * k_cta + oc[7, j]
     sm_rate = unit_rate * clock * unit_efficiency
     l2_total = ctas * l2_cta
     dram_main = _min(dram_min, l2_total)
-    partial_bytes = batch * m * n * acc_bytes * split if split > 1.0 else 0.0
-    dram_kernel = dram_main + partial_bytes
+    dram_kernel = dram_main + oc[9, j]
     miss = _min(_max(dram_kernel / _max(l2_total, 1.0), 0.0), 1.0)
     latency = l2_lat + miss * dram_lat
     inflight_cta = (stages - 1.0) * stage_bytes
@@ -116,8 +149,6 @@ def _candidate(m, n, k, batch, a, b, c, pt, dram_min, a_stream, bps, bm, bn, thr
     t_body = _max(_max(compute, l1), _max(l2, dram))
     # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
     fill = waves * (l2_lat + dram_lat)
-    # Parallel split-K: a reduction kernel reads the partials and writes C.
-    reduce_bytes = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
     reduce_s = reduce_bytes / dram_peak
     time = t_body + fill + reduce_s
     # A candidate that does not fit on an SM, or splits K more than the library does, is never chosen.
@@ -142,16 +173,18 @@ def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupa
     n_cand = cand.shape[1]
     bms, bns, threads, splits = cand[0], cand[1], cand[2], cand[3]
     scores = np.empty(n_cand)
+    oc = np.empty((len(OP_CANDIDATE_FIELDS), n_cand))
+    last_op = -1
     for r in range(op_row.shape[0]):
-        op = ops[op_row[r]]
+        if op_row[r] != last_op:  # rows are op-major in a stacked pass: once per GEMM
+            last_op = op_row[r]
+            _op_candidates(ops[last_op], cand, k_slice_bytes, acc_bytes, oc)
         pt = points[point_row[r]]
         occ = occupancy[occupancy_row[r]]
-        m, n, k, batch, a, b, c = op[0], op[1], op[2], op[3], op[4], op[5], op[6]
         dm, ast = dram_min[r], a_stream[r]
         # A branch-free loop over the candidates (SIMD), then the first minimum.
         for j in range(n_cand):
-            scores[j] = _candidate(m, n, k, batch, a, b, c, pt, dm, ast, occ[j], bms[j], bns[j], threads[j],
-                                   splits[j], k_slice_bytes, acc_bytes)[0]
+            scores[j] = _candidate(oc, j, pt, dm, ast, occ[j], splits[j])[0]
         best = 0
         best_score = scores[0]
         for j in range(1, n_cand):
@@ -161,9 +194,7 @@ def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupa
                 best_score = score
         bps = occ[best]
         (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
-         l1_cta, l2_total, dram_kernel) = _candidate(m, n, k, batch, a, b, c, pt, dm, ast, bps, bms[best],
-                                                     bns[best], threads[best], splits[best], k_slice_bytes,
-                                                     acc_bytes)
+         l1_cta, l2_total, dram_kernel) = _candidate(oc, best, pt, dm, ast, bps, splits[best])
         active_avg = ctas / _max(waves, 1.0)
         out[0, r] = time
         out[1, r] = compute

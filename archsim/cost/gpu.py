@@ -31,6 +31,7 @@ shared-memory byte written into and read out of registers once (2 x the L1 bytes
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -257,8 +258,6 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     transform is a streaming kernel that reads a tensor and writes its transformed version (36/m^2
     times larger for activations).
     """
-    from archsim.workload.ops import Gemm
-
     t, _m, tiles = winograd_plan(op)
     c, k = op.in_channels, op.out_channels
     e = elem_bytes(op)
@@ -269,8 +268,7 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
-    gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
-                compute_dtype=op.compute_dtype, accumulate_dtype=op.accumulate_dtype)
+    gemm = winograd_gemm(op)
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
         _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, np.full(p.n, w_b + wt_b)),
@@ -401,14 +399,54 @@ def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bo
     return [((mult == m) & (trans == t), int(m), bool(t)) for m, t in keys]
 
 
+DERIVED_KEY = "_archsim_derived"
+"""Key of the values derived from an op (:func:`derived`) in its instance ``__dict__``."""
+
+
+def derived(op: Any, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    """What ``build()`` derives from ``op`` alone (a channel-padded convolution, a Winograd GEMM, the
+    point-free values of a kernel request), built once per op object and ``key`` and kept in its
+    instance ``__dict__`` under a non-field key, as :meth:`~archsim.workload.ops.base.Op.io_totals`
+    keeps its totals: an op's ``==``, ``hash``, ``repr``, ``fields`` and ``replace`` see only its
+    fields, and ops are frozen, so the kept value is what ``build()`` would return again. A graph
+    priced again (another estimate, another sweep chunk) reuses them instead of rebuilding and
+    validating them. ``key`` names everything else ``build`` reads (e.g. a channel multiple). An op
+    object without an instance ``__dict__`` (a user's slotted class) gets ``build()`` every time."""
+    own = getattr(op, "__dict__", None)
+    if own is None:
+        return build()
+    held = own.get(DERIVED_KEY)
+    if held is None:
+        held = own[DERIVED_KEY] = {}
+    got = held.get(key)
+    if got is None:
+        got = held[key] = build()
+    return got
+
+
 def pad_channels(op: Any, multiple: int) -> Any:
-    """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already)."""
+    """``op`` with its per-group input and output channels rounded up to ``multiple`` (itself if already;
+    a padded op is built once per op object and multiple, :func:`derived`)."""
     g = op.groups
     c, k = op.in_channels // g, op.out_channels // g
     cp, kp = -(-c // multiple) * multiple, -(-k // multiple) * multiple
     if (cp, kp) == (c, k):
         return op
-    return dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g)
+    return derived(op, ("padded", cp * g, kp * g),
+                   lambda: dataclasses.replace(op, in_channels=cp * g, out_channels=kp * g))
+
+
+def winograd_gemm(op: Any) -> Any:
+    """The batched GEMM of a Winograd convolution F(m x m, r x r) (:func:`winograd_plan`): t^2 GEMMs of
+    (tiles x in_channels) x (in_channels x out_channels), built once per op object (:func:`derived`)."""
+    from archsim.workload.ops import Gemm
+
+    def build() -> Any:
+        t, _m, tiles = winograd_plan(op)
+        return Gemm(tiles, op.out_channels, op.in_channels, dtype=op.dtype, batch=t * t,
+                    name=f"{op.label}.winograd_gemm", compute_dtype=op.compute_dtype,
+                    accumulate_dtype=op.accumulate_dtype)
+    return derived(op, ("winograd_gemm",), build)
 
 
 def layout_transfers(op: Any, padded: Any) -> list[tuple[float, float]]:
@@ -599,14 +637,17 @@ def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, speci
 
 
 def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
-                 dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None) -> tuple:
+                 dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None,
+                 blocks_per_sm: np.ndarray | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays).
 
-    ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1.
+    ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1; ``blocks_per_sm``
+    the default block's occupancy per row when the caller has it (:func:`kernels.stream_blocks_per_sm`).
     """
     vkey = _vector_key(p, prec)
     l2 = dram if l2_bytes is None else np.maximum(l2_bytes, dram)
-    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total)
+    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total,
+                      blocks_per_sm=blocks_per_sm)
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s

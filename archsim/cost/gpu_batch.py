@@ -100,6 +100,39 @@ class _Stream:
     ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
 
 
+def _stream_values(op: Any) -> tuple[str, float, float, float, float, float, float]:
+    """The point-free values of a streaming-kernel request of ``op``: (precision, element bytes,
+    vector + matmul FLOP, special FLOP, input bytes, output bytes, compulsory bytes), kept on the op
+    (``gpu.derived``)."""
+    mm, vector, special = flop_classes(op)
+    in_b, out_b = io_bytes(op)
+    return precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b, float(op.min_bytes())
+
+
+def _gemm_values(op: Any) -> tuple[float, str, str, str | None]:
+    """The point-free values of a GEMM-kernel request of ``op``: (matmul FLOP, precision, label,
+    narrow accumulator), kept on the op (``gpu.derived``)."""
+    return float(op.flop_breakdown().get("matmul", 0)), precision_of(op), op.label, gc.narrow_accumulate(op)
+
+
+def _implicit_values(op: Any, p: GPUParams, sector: float) -> tuple[Any, ...]:
+    """The point-free values of a convolution's implicit-GEMM request, given the smallest DRAM sector of
+    the points (``sector``, B; the only value of ``p`` they read): (m, n, k, groups, element bytes, C
+    bytes, conv A-pass bounds ``(low, high, window, groups)`` or None for backward data, bias bytes,
+    epilogue vector FLOP, kernel library, im2col bytes), kept on the op (``gpu.derived``)."""
+    v = gc.conv_gemm_view(op)
+    e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
+    vector = flop_classes(op)[1]
+    if op.pass_ == "backward_data":
+        return npq, crs, kout, g, e, in_bytes / (npq * crs), None, 0.0, vector, gc.kn.GEMM_LIBRARY, 0.0
+    # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
+    window_b = tr.conv_window_bytes(c, op.width, r, e)
+    low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
+                                      gc.touched_bytes(op, p, sector) / g)
+    bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
+    return v.m, v.n, v.k, g, e, e, (low, high, window_b, g), bias, vector, gc.conv_library(op), npq * crs * e
+
+
 class _Planner:
     """Turns ops into kernel requests, runs each class stacked, and reassembles every op."""
 
@@ -118,6 +151,7 @@ class _Planner:
         self._flop: dict[int, float] = {}
         self._tiled: dict[int, TiledGPUParams] = {}
         self._configs: dict[str, list[tuple[np.ndarray, int, bool]]] = {}
+        self._stream_bps: dict[int, np.ndarray] = {}
 
     def _min_sector(self) -> float:
         """The smallest DRAM sector of the points (gc.touched_bytes), found once per planner."""
@@ -133,11 +167,23 @@ class _Planner:
             self._tiled[g] = tile_params(self.p, g)
         return self._tiled[g]
 
+    def stream_bps(self, g: int) -> np.ndarray:
+        """A streaming kernel's blocks per SM (:func:`~archsim.cost.kernels.stream_blocks_per_sm`) for
+        ``g`` stacked ops: computed once per point and repeated, once per group size."""
+        got = self._stream_bps.get(g)
+        if got is None:
+            base = self._stream_bps.get(1)
+            if base is None:
+                base = self._stream_bps[1] = gc.kn.stream_blocks_per_sm(self.p)
+            got = self._stream_bps[g] = base if g == 1 else np.tile(base, g)
+            got.flags.writeable = False  # shared by the groups of this size: never written
+        return got
+
     def flop(self, op: Any) -> float:
-        """``float(op.flop())``, computed once per op object."""
+        """``float(op.flop())``, computed once per op object (kept on it, ``gpu.derived``)."""
         value = self._flop.get(id(op))
         if value is None:
-            value = self._flop[id(op)] = float(op.flop())
+            value = self._flop[id(op)] = gc.derived(op, ("flop",), lambda: float(op.flop()))
         return value
 
     # -- requests -------------------------------------------------------------------------------
@@ -149,9 +195,9 @@ class _Planner:
     def _gemm_req(self, op: Any, m: int, n: int, k: int, batch: int, e: float, c: float, traffic: _Traffic,
                   extra_dram: float, a_stream: np.ndarray | float, extra_vector: float,
                   library: str = gc.kn.GEMM_LIBRARY) -> _Gemm:
-        mm = float(op.flop_breakdown().get("matmul", 0))
-        g = _Gemm(precision_of(op), op.label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream,
-                  extra_vector, mm, library, gc.narrow_accumulate(op))
+        mm, prec, label, accumulate = gc.derived(op, ("gemm_request",), lambda: _gemm_values(op))
+        g = _Gemm(prec, label, (m, n, k, batch, e, e, c), traffic, extra_dram, a_stream, extra_vector, mm, library,
+                  accumulate)
         self.gemms.append(g)
         return g
 
@@ -198,12 +244,11 @@ class _Planner:
         return self._gemm_req(op, m, n, k, batch, e, e, t, bias, 1.0, flop_classes(op)[1])
 
     def _plan_stream(self, op: Any, traffic: _Traffic | None = None) -> _Stream:
-        mm, vector, special = flop_classes(op)
-        in_b, out_b = io_bytes(op)
-        compulsory = float(op.min_bytes())
+        prec, e, vector, special, in_b, out_b, compulsory = gc.derived(op, ("stream_request",),
+                                                                       lambda: _stream_values(op))
         dram = None if traffic is not None else np.full(self.p.n, compulsory)
         rows = gc.rowwise_traffic(op, self.p)
-        req = self._stream_req(precision_of(op), elem_bytes(op), vector + mm, special, in_b, out_b,
+        req = self._stream_req(prec, e, vector, special, in_b, out_b,
                                dram=dram if rows is None else rows[1], traffic=traffic, floor=compulsory)
         if rows is not None:
             req.l2 = rows[0]
@@ -215,14 +260,15 @@ class _Planner:
             s.final = True
             return s
         p = self.p
-        prec, e = precision_of(op), elem_bytes(op)
+        prec, e = gc.derived(op, ("precision",), lambda: (precision_of(op), elem_bytes(op)))
         planned = []
         if prec not in self._configs:
             self._configs[prec] = gc.precision_configs(p, prec)
         for mask, multiple, transposes in self._configs[prec]:
             padded = gc.pad_channels(op, multiple)
             transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
-                          for rd, wr in gc.layout_transfers(op, padded)] if transposes else [])
+                          for rd, wr in gc.derived(op, ("layout_transfers", multiple),
+                                                   lambda q=padded: gc.layout_transfers(op, q))] if transposes else [])
             planned.append((mask, self._plan_algorithms(padded), transfers))
         if self.stack_finals and len(planned) == 1:
             return self._stacked_conv(op, *planned[0])
@@ -293,27 +339,17 @@ class _Planner:
 
     def _plan_implicit(self, op: Any) -> _Gemm:
         p = self.p
-        v = gc.conv_gemm_view(op)
-        e, r, s, g, c, kout, npq, crs, in_bytes = v[:9]
-        vector = flop_classes(op)[1]
-        if op.pass_ == "backward_data":
-            cb = in_bytes / (npq * crs)
-            t = self._traffic(npq, crs, kout, g, e, e, cb)
-            return self._gemm_req(op, npq, crs, kout, g, e, cb, t, 0.0, 1.0, vector)
-        m, n, k = v.m, v.n, v.k
-        # The A-pass bounds of tr.conv_a_pass_bytes, evaluated per capacity by the stacked traffic run.
-        window_b = tr.conv_window_bytes(c, op.width, r, e)
-        low, high = tr.conv_a_pass_bounds(op.batch, c, op.height, op.width, r, s, op.out_height, op.out_width, e,
-                                          gc.touched_bytes(op, p, self._min_sector()) / g)
-        t = self._traffic(m, n, k, g, e, e, e, conv=(low, high, window_b, g))
-        im2col = npq * crs * e
+        sector = self._min_sector()
+        m, n, k, g, e, c_b, conv, bias, vector, library, im2col = gc.derived(
+            op, ("implicit_gemm", sector), lambda: _implicit_values(op, p, sector))
+        t = self._traffic(m, n, k, g, e, e, c_b, conv=conv)
+        if conv is None:  # backward data: a plain GEMM of the GEMM library
+            return self._gemm_req(op, m, n, k, g, e, c_b, t, 0.0, 1.0, vector)
+        low, high, window_b, _ = conv
         a_stream = np.where(p.l1_size_bytes >= window_b, low, high) / im2col
-        bias = e * op.out_channels if getattr(op, "bias", False) else 0.0
-        return self._gemm_req(op, m, n, k, g, e, e, t, bias, a_stream, vector, gc.conv_library(op))
+        return self._gemm_req(op, m, n, k, g, e, c_b, t, bias, a_stream, vector, library)
 
     def _plan_winograd(self, op: Any) -> list[Any]:
-        from archsim.workload.ops import Gemm
-
         p = self.p
         t, _m, tiles = gc.winograd_plan(op)
         c, k = op.in_channels, op.out_channels
@@ -323,8 +359,7 @@ class _Planner:
         y_b = op.batch * k * op.out_height * op.out_width * e
         w_b = k * c * op.kernel[0] * op.kernel[1] * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
-        gemm = Gemm(tiles, k, c, dtype=op.dtype, batch=t * t, name=f"{op.label}.winograd_gemm",
-                    compute_dtype=op.compute_dtype, accumulate_dtype=op.accumulate_dtype)
+        gemm = gc.winograd_gemm(op)
         s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
         s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
         g = self._plan_gemm(gemm)
@@ -399,7 +434,8 @@ class _Planner:
             l2 = None
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
-            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2)
+            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2,
+                                    blocks_per_sm=self.stream_bps(g))
             self._finish_group(group, gc.assemble("stream", 0.0, sp, *parts))
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:

@@ -384,12 +384,22 @@ class StreamKernel:
     blocks: np.ndarray  # thread blocks launched (for the discrete-event engine's waves)
 
 
+def stream_blocks_per_sm(p: GPUParams, threads_per_block: float = STREAM_THREADS_PER_BLOCK,
+                         registers_per_thread: float = 32.0, shared_per_block: float = 0.0,
+                         max_blocks_per_sm: float = np.inf) -> np.ndarray:
+    """Resident blocks per SM of a streaming kernel at each point of ``p`` (:func:`gpu_occupancy`
+    of one block shape, at most ``max_blocks_per_sm``): a function of the point alone."""
+    tpb = np.asarray([[threads_per_block]])
+    bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
+    return np.minimum(bps, max_blocks_per_sm)
+
+
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
                vector_rate_per_sm: np.ndarray, threads_total: float | None = None,
                threads_per_block: float = STREAM_THREADS_PER_BLOCK, registers_per_thread: float = 32.0,
                shared_per_block: float = 0.0, independent: bool = True,
                bytes_per_thread: float = STREAM_BYTES_PER_THREAD, max_blocks_per_sm: float = np.inf,
-               read_fraction: float | None = None) -> StreamKernel:
+               read_fraction: float | None = None, blocks_per_sm: np.ndarray | None = None) -> StreamKernel:
     """A memory-streaming kernel: FLOP on the CUDA cores and SFUs, bytes through L2 and DRAM.
 
     Threads default to one per 16-byte vector of the DRAM traffic; resident threads (occupancy, at
@@ -406,13 +416,16 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     ``independent=False``: the kernel's accesses form dependence chains whose latency the caller
     prices explicitly, so the bytes move at the achievable peak (applying Little's law as well would
     count the same latency twice).
+
+    ``blocks_per_sm``: :func:`stream_blocks_per_sm` of ``p`` for these block arguments, when the caller
+    has it (a stacked pass computes it once per point and tiles it; ``None``: computed here).
     """
     dram = np.asarray(dram_bytes, dtype=np.float64)
     if threads_total is None:
         threads_total = max(1.0, float(np.max(dram)) / STREAM_BYTES_PER_THREAD)
-    tpb = np.asarray([[threads_per_block]])
-    bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
-    bps = np.minimum(bps, max_blocks_per_sm)
+    bps = blocks_per_sm
+    if bps is None:
+        bps = stream_blocks_per_sm(p, threads_per_block, registers_per_thread, shared_per_block, max_blocks_per_sm)
     blocks = np.ceil(threads_total / threads_per_block)
     resident_blocks = np.minimum(blocks, p.sm_count * np.maximum(bps, 1.0))
     inflight = resident_blocks * threads_per_block * bytes_per_thread

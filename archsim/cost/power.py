@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from archsim.cost.types import CostArrays
-from archsim.energy import PowerTerms, VFCurve, op_power, op_time, solve_clock, voltage
+from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time, solve_clock
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 
 __all__ = ["apply", "MMA_FLOP_PER_WARP_INSTRUCTION", "MEMORY_BYTES_PER_LANE", "OFFCHIP", "TIME_SCALED"]
@@ -188,24 +188,26 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
 
     ratio = where(solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
     lat = where(latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio))), latency)
-    watts = op_power(terms, ratio)
+    # The constant powers at the governed clock (the time and energy terms of op_power are not
+    # needed here: the energies are scaled below and the time is ``lat``).
+    watts = clocked_power(terms, ratio)
     # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
     # the governor or set by the user, runs them at V(f)^2 / v_max^2.
-    scale = where((voltage(curve, p.clock_hz * ratio) / p.v_max) ** 2, 1.0)
+    scale = where(watts.v2, 1.0)
     energy = {k: (v if k in OFFCHIP else v * scale) for k, v in energy0.items() if k not in NOT_POWER_MODEL}
     energy["issue"] = where(issue * scale, 0.0)
     if gpu:
         energy["noc"] = where(noc * scale, 0.0)
     # The memory interface: its per-byte energy and its PHYs' standing power over the op.
     energy["dram_interface"] = where(iface + p.phy_power_w * lat, 0.0)
-    energy["static"] = where((watts["board"] - p.phy_power_w) * lat, energy0.get("static", 0.0))
-    energy["leakage"] = where(watts["leakage"] * lat, 0.0)
-    energy["clock"] = where(watts["clock"] * lat, 0.0)
+    energy["static"] = where((watts.board_w - p.phy_power_w) * lat, energy0.get("static", 0.0))
+    energy["leakage"] = where(watts.leakage_w * lat, 0.0)
+    energy["clock"] = where(watts.clock_w * lat, 0.0)
     total = functools.reduce(np.add, energy.values())
     power_w = np.divide(total, lat, out=np.zeros_like(lat), where=lat > 0)
     times = {"power": np.where(lat > latency * (1.0 + 1e-12), lat - fixed, 0.0)}
     times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
-    clock_hz = p.clock_hz * ratio
+    clock_hz = watts.clock_hz  # p.clock_hz * ratio
     limited = (ratio < 1.0).astype(np.float64)
     # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a
     # cost stacking g ops gets its g rows as one flat view (g x points values, op-major).

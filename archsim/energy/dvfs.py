@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["VFCurve", "PowerTerms", "voltage", "op_time", "op_power", "total_power", "solve_clock"]
+__all__ = ["VFCurve", "PowerTerms", "ClockedPower", "voltage", "op_time", "clocked_power", "op_power", "total_power",
+           "solve_clock"]
 
 BISECTION_STEPS = 20
 """Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
@@ -81,18 +82,44 @@ def op_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
     return t.fixed_s + np.maximum(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
 
 
+@dataclass(frozen=True)
+class ClockedPower:
+    """What the clock ratio sets, whatever the op's energies (arrays broadcast together).
+
+    Attributes:
+        clock_hz: the clock, ``nominal_hz x ratio`` (Hz).
+        v2: ``(V(f) / v_max)^2``, the factor of the energies at v_max (dimensionless).
+        board_w, leakage_w, clock_w: the constant terms of :func:`op_power` (W).
+    """
+
+    clock_hz: np.ndarray
+    v2: np.ndarray
+    board_w: np.ndarray
+    leakage_w: np.ndarray
+    clock_w: np.ndarray
+
+
+def clocked_power(t: PowerTerms, ratio: np.ndarray) -> ClockedPower:
+    """The clock, the energies' voltage factor and the constant powers at clock ratio ``ratio``:
+    :func:`op_power`'s board, leakage and clock terms, without its time and energy terms."""
+    f = t.nominal_hz * ratio
+    rel = voltage(t.curve, f) / t.curve.v_max
+    v2 = rel ** 2
+    return ClockedPower(clock_hz=f, v2=v2, board_w=t.board_w + 0.0 * ratio,
+                        leakage_w=t.leakage_w * rel ** t.leakage_exponent,
+                        clock_w=t.clock_w * (f / t.curve.vmax_hz) * v2)
+
+
 def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
     """Average power by term at clock ratio ``ratio`` (W): board, leakage, clock, onchip, offchip."""
-    f = t.nominal_hz * ratio
-    v = voltage(t.curve, f)
-    rel = v / t.curve.v_max
+    c = clocked_power(t, ratio)
     time = op_time(t, ratio)
     inv = np.divide(1.0, time, out=np.zeros_like(time), where=time > 0)
     return {
-        "board": t.board_w + 0.0 * ratio,
-        "leakage": t.leakage_w * rel ** t.leakage_exponent,
-        "clock": t.clock_w * (f / t.curve.vmax_hz) * rel ** 2,
-        "onchip": t.onchip_j * rel ** 2 * inv,
+        "board": c.board_w,
+        "leakage": c.leakage_w,
+        "clock": c.clock_w,
+        "onchip": t.onchip_j * c.v2 * inv,
         "offchip": t.offchip_j * inv,
     }
 
@@ -110,7 +137,13 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     the monotone :func:`total_power` (module doc), on the over-limit points only, all at once.
     """
     one = np.ones(np.broadcast(t.clock_s, limit_w).shape)
-    over = total_power(t, one) > limit_w
+    # At the nominal clock the clock's factors (f, V(f), its powers) are per point: the ratio 1
+    # given in the points' shape computes them once per point, not once per (op, point); every
+    # (op, point) gets the same floats as with a ratio of the full shape (the same operations on
+    # the same values, broadcast).
+    over = total_power(t, np.ones(np.shape(t.nominal_hz))) > limit_w
+    if over.shape != one.shape:
+        over = np.broadcast_to(over, one.shape)
     if not over.any():
         return one
     flat = np.flatnonzero(over)

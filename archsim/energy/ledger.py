@@ -63,11 +63,17 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
         if not count.any():
             continue
         price = prices.flop_j.get(key)
-        if price is None or (np.isnan(price) & (count > 0)).any():
-            raise EngineError(f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]")
-        # 0 x NaN is NaN: a point that does not use this unit (a P100's absent Tensor Cores, in a sweep
-        # with an A100) must add nothing, not poison its total.
-        compute = compute + np.where(count > 0, count * np.nan_to_num(price, nan=0.0), 0.0)
+        used = count > 0
+        missing = f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]"
+        if price is None:
+            raise EngineError(missing)
+        if not np.isfinite(price).all():  # the usual table is all finite: nothing to check or replace
+            if (np.isnan(price) & used).any():
+                raise EngineError(missing)
+            # 0 x NaN is NaN: a point that does not use this unit (a P100's absent Tensor Cores, in a
+            # sweep with an A100) must add nothing, not poison its total.
+            price = np.nan_to_num(price, nan=0.0)
+        compute = compute + np.where(used, count * price, 0.0)
     out["compute"] = compute
     for level in dict.fromkeys([*read_bytes, *write_bytes]):
         r = np.asarray(read_bytes.get(level, 0.0), dtype=np.float64)

@@ -135,3 +135,43 @@ def test_governor_clock_is_the_same_alone_or_together_and_is_the_highest_that_fi
             if r > floor[i]:
                 assert total_power(one, np.array([r]))[0] <= limit[i] * (1 + 1e-12), i
             assert total_power(one, np.array([r + step]))[0] > limit[i] * (1 - 1e-12), i
+
+
+def test_power_at_the_nominal_clock_per_point_equals_per_op_and_point():
+    # solve_clock tests the nominal clock with a ratio of the points' shape (the clock's factors
+    # once per point): every (op, point) gets the bits a ratio of the full (ops, points) shape gives,
+    # and the solved clocks are those of the governor run on each op alone.
+    rng = np.random.default_rng(11)
+    ops_, n = 5, 30
+    u = lambda lo, hi, shape=(n,): rng.uniform(lo, hi, shape)  # noqa: E731
+    full = (ops_, n)
+    t = PowerTerms(nominal_hz=u(0.5e9, 2e9), fixed_s=u(0, 1e-6, full), clock_s=u(1e-6, 1e-3, full),
+                   memory_s=u(0, 1e-3, full), excess_s=u(0, 1e-5, full), onchip_j=u(0, 0.5, full),
+                   offchip_j=u(0, 0.1, full), board_w=u(10, 60), leakage_w=u(5, 50, full), clock_w=u(5, 50),
+                   leakage_exponent=np.where(u(0, 1) < 0.5, 3.0, 2.5),
+                   curve=VFCurve(u(0.6, 0.8), u(0.9, 1.1), u(0.3e9, 0.9e9), u(1.5e9, 2.5e9)))
+    per_point = total_power(t, np.ones(n))
+    assert per_point.shape == full
+    assert np.array_equal(per_point, total_power(t, np.ones(full)))
+    limit, floor = u(50, 400), u(0.05, 0.3)
+    together = solve_clock(t, limit, floor)
+    assert 0 < np.count_nonzero(together < 1.0) < together.size
+    for i in range(ops_):
+        alone = PowerTerms(**{k: (v[i] if np.ndim(v) == 2 else v) for k, v in vars(t).items() if k != "curve"},
+                           curve=t.curve)
+        assert np.array_equal(solve_clock(alone, limit, floor), together[i]), i
+
+
+def test_clocked_power_is_op_powers_constant_terms_and_the_voltage_factor():
+    # power.apply takes the clock, V(f)^2 / v_max^2 and the constant powers from clocked_power
+    # alone: the same floats as op_power's terms and the formulas written out.
+    from archsim.energy import clocked_power, op_power
+
+    rng = np.random.default_rng(5)
+    t = _terms(clock_s=rng.uniform(1e-6, 1e-3, 9), onchip=rng.uniform(0, 1, 9), leak=20.0, clk=30.0, v_min=0.7)
+    ratio = rng.uniform(0.2, 1.0, 9)
+    got, ref = clocked_power(t, ratio), op_power(t, ratio)
+    for name in ("board", "leakage", "clock"):
+        assert np.array_equal(getattr(got, f"{name}_w"), ref[name]), name
+    assert np.array_equal(got.clock_hz, t.nominal_hz * ratio)
+    assert np.array_equal(got.v2, (voltage(t.curve, t.nominal_hz * ratio) / t.curve.v_max) ** 2)

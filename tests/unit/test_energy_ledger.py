@@ -73,3 +73,17 @@ def test_missing_precision_is_an_error():
                           activation_j=one, link_j_per_byte=one, static_power_w=one)
     with pytest.raises(EngineError, match="tensor:int8"):
         account(prices, {"tensor:int8": one}, {}, {}, 0.0, 0.0, one)
+
+
+def test_compute_energy_equals_the_nan_cleaned_formula_with_or_without_missing_prices():
+    # account reads a finite price table as it is and cleans it (NaN -> 0, as nan_to_num) only where
+    # some price is not finite: the same floats as cleaning every table, an unused NaN adding nothing.
+    counts = np.array([0.0, 3e12, 7.5e9, 0.0, 1e15])
+    for price in (np.array([1.1e-12, 2.3e-13, 4.7e-12, 9e-13, 3.3e-14]),
+                  np.array([np.nan, 2.3e-13, 4.7e-12, np.nan, 3.3e-14]),
+                  np.array([np.inf, 2.3e-13, 4.7e-12, 9e-13, 3.3e-14])):
+        prices = EnergyPrices(flop_j={"vector:fp32": price}, read_j_per_byte={}, write_j_per_byte={},
+                              activation_j=np.zeros(5), link_j_per_byte=np.zeros(5), static_power_w=np.zeros(5))
+        got = account(prices, {"vector:fp32": counts}, {}, {}, 0.0, 0.0, np.ones(5))["compute"]
+        want = np.zeros(5) + np.where(counts > 0, counts * np.nan_to_num(price, nan=0.0), 0.0)
+        assert np.array_equal(got, want), price

@@ -67,6 +67,27 @@ def test_one_gemm_equals_the_same_gemm_in_a_grid(params):
                                           err_msg=name)
 
 
+def test_rows_in_any_op_order_equal_op_major_rows(params):
+    # The search builds a GEMM's point-free candidate table when its rows begin (once per GEMM in
+    # an op-major pass): rows of interleaved GEMMs, which rebuild it at every row, give the same bits.
+    rate, eff = params.tensor_flop_per_cycle_per_sm["fp16"], params.tensor_efficiency
+    ops = np.asarray([[4096, 1024, 768, 1, 2, 2, 2], [35, 8192, 500, 2, 2, 2, 2]], dtype=np.float64)
+    h = params.n
+    occupancy, occ_row = kn._occupancy_table(params, np.full(h, 2.0), np.full(h, 2.0))
+    points = np.arange(h, dtype=np.int64)
+
+    def run(op_row, point_row):
+        dram = 1e6 * (1.0 + op_row + 3.0 * point_row)
+        got = kn._search(params, ops, op_row, point_row, rate, eff, dram, 0.5 + 0.1 * op_row, occupancy,
+                         occ_row[point_row])
+        return np.stack([getattr(got, name) for name in engine.OUT_FIELDS])
+
+    major = run(np.repeat(np.arange(2, dtype=np.int64), h), np.tile(points, 2))
+    mixed = run(np.tile(np.arange(2, dtype=np.int64), h), np.repeat(points, 2))
+    np.testing.assert_array_equal(mixed.reshape(-1, h, 2).transpose(0, 2, 1).reshape(len(engine.OUT_FIELDS), -1),
+                                  major)
+
+
 def test_single_wave_tile_by_hand(params):
     # A 256x128x64 fp16 GEMM restricted to the 256x128 tile without split-K on the V100 (point 0):
     # bk = 64 B / 2 B = 32; k_iters = ceil(64 / 32) = 2, so k_cta = 64; one block (ctas = 1) runs one wave.

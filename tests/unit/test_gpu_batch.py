@@ -85,6 +85,80 @@ def test_tile_params_repeats_points():
         t.sm_count = p.sm_count
 
 
+def test_stream_blocks_per_point_equal_the_stacked_rows_occupancy():
+    # The planner computes a streaming kernel's blocks per SM once per point and repeats it for a
+    # stacked group: the same values as the occupancy computed on every stacked row.
+    from archsim.cost import kernels
+
+    p = _points()
+    planner = gpu_batch._Planner(p)
+    for g in (1, 4, 1):
+        got = planner.stream_bps(g)
+        assert np.array_equal(got, kernels.stream_blocks_per_sm(gpu_batch.tile_params(p, g)))
+        assert got is planner.stream_bps(g)  # kept per group size
+    rows = gpu_batch.tile_params(p, 3)
+    dram = np.linspace(1e6, 3e8, rows.n)
+    given = kernels.gpu_stream(rows, 1e6, 0.0, dram, dram, rows.vector_flop_per_cycle_per_sm["fp32"], 1e6,
+                               blocks_per_sm=planner.stream_bps(3))
+    computed = kernels.gpu_stream(rows, 1e6, 0.0, dram, dram, rows.vector_flop_per_cycle_per_sm["fp32"], 1e6)
+    for field in dataclasses.fields(computed):
+        assert np.array_equal(getattr(given, field.name), getattr(computed, field.name)), field.name
+
+
+def test_derived_ops_are_built_once_per_op_and_equal_cold_ones(assert_costs_equal):
+    # A channel-padded convolution and a Winograd GEMM are kept on the op they derive from: the same
+    # object on every pricing, equal to one built afresh, the op's equality, hash and pickle
+    # unchanged, and a convolution priced with its kept derived ops costs what a fresh copy costs.
+    import pickle
+
+    conv = ops.Conv2d(8, 3, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16")
+    fresh = dataclasses.replace(conv)
+    padded = gpu_cost.pad_channels(conv, 8)
+    assert padded is gpu_cost.pad_channels(conv, 8)
+    assert padded == dataclasses.replace(conv, in_channels=8)
+    assert gpu_cost.pad_channels(padded, 8) is padded  # nothing to pad: the op itself
+    wino = gpu_cost.winograd_gemm(padded)
+    assert wino is gpu_cost.winograd_gemm(padded)
+    t, _, tiles = gpu_cost.winograd_plan(padded)
+    assert wino == ops.Gemm(tiles, 64, 8, dtype="fp16", batch=t * t, name=f"{padded.label}.winograd_gemm")
+    assert conv == fresh and hash(conv) == hash(fresh) and repr(conv) == repr(fresh)
+    assert pickle.loads(pickle.dumps(conv)) == fresh
+    p = _points()
+    for op in (conv, *conv.backward()):  # forward (padded, Winograd), backward data and weight
+        copy = dataclasses.replace(op)
+        warm = gpu_batch.governed_many([op], p)[0]  # builds and keeps the op's derived values
+        assert gpu_cost.DERIVED_KEY in op.__dict__ and gpu_cost.DERIVED_KEY not in copy.__dict__
+        assert_costs_equal(gpu_batch.governed_many([op], p)[0], warm)  # reads them
+        assert_costs_equal(warm, gpu_batch.governed_many([copy], p)[0])
+        assert_costs_equal(gpu_batch.cost_many([op], p)[0], gpu_cost.cost(dataclasses.replace(op), p))
+
+
+def test_derived_values_of_an_op_without_instance_dict_are_built_each_time():
+    class Slotted:
+        __slots__ = ("calls",)
+
+    op = Slotted()
+    op.calls = 0
+
+    def build():
+        op.calls += 1
+        return op.calls
+
+    assert gpu_cost.derived(op, ("x",), build) == 1 and gpu_cost.derived(op, ("x",), build) == 2
+
+
+def test_stream_requests_from_kept_values_equal_cold_ones(assert_costs_equal):
+    # A streaming op's request values (FLOP classes, bytes, precision) and its FLOP are kept on it:
+    # pricing it again, or a graph that shares its ops, gives what a fresh copy gives.
+    p = _points()
+    for op in (ops.BatchNorm(8, 64, 56, 56, dtype="fp16"), ops.Elementwise((32, 64, 56, 56), fn="relu", dtype="fp16"),
+               ops.Gemv(4096, 4096, dtype="fp16")):
+        warm = gpu_batch.governed_many([op], p)[0]
+        assert gpu_cost.DERIVED_KEY in op.__dict__
+        assert_costs_equal(gpu_batch.governed_many([op], p)[0], warm)
+        assert_costs_equal(warm, gpu_batch.governed_many([dataclasses.replace(op)], p)[0])
+
+
 def test_transfer_on_gpu_is_an_error():
     from archsim.errors import EngineError
     with pytest.raises(EngineError):
