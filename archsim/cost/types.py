@@ -40,7 +40,8 @@ class CostOptions:
             ``False`` prices the device-side launch latency alone. No effect on a bare device.
         software: a :class:`~archsim.software.SoftwareProfile` with host work, or ``None``. When
             given, its per-op and per-launch host work priced on the host CPU model replaces the
-            host preset's ``op_overhead_s`` and ``launch_api_s``, for GPU kernels (a System's host) and for ops on the host CPU alike.
+            host preset's ``op_overhead_s`` and ``launch_api_s``, for GPU kernels (a System's host)
+            and for ops on the host CPU alike.
     """
 
     device: Literal["gpu", "host", "pim"] | None = None
