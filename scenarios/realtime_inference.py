@@ -10,7 +10,7 @@ Presets: the V100 node of the ``input_pipeline`` scenario (the 128-core EPYC 774
 the GPU matches the published measurements. Work: ``zoo.resnet50`` and ``zoo.mnist_cnn`` inference;
 on the GPU in fp32 and fp16 between a ``HostToDevice`` copy of the batch and a ``DeviceToHost`` copy of
 its logits; on the host in fp32 with every core. Discrete-event engine (launch overheads and the
-host's per-kernel dispatch, copy engine and link latency are events); batches 1, 2, 4, ..., 1024
+host's per-op dispatch and per-launch API calls, copy engine and link latency are events); batches 1, 2, 4, ..., 1024
 (1 and 64 in ``--smoke``).
 
 Figures: ``latency`` (latency against batch, per device and precision, log-log) and ``throughput``
