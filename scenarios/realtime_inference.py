@@ -10,7 +10,7 @@ Presets: the V100 node of the ``input_pipeline`` scenario (the 128-core EPYC 774
 the GPU matches the published measurements. Work: ``zoo.resnet50`` and ``zoo.mnist_cnn`` inference;
 on the GPU in fp32 and fp16 between a ``HostToDevice`` copy of the batch and a ``DeviceToHost`` copy of
 its logits; on the host in fp32 with every core. Discrete-event engine (launch overheads and the
-host's per-kernel dispatch, copy engine and link latency are events); batches 1, 2, 4, ..., 1024
+host's per-op dispatch and per-launch API calls, copy engine and link latency are events); batches 1, 2, 4, ..., 1024
 (1 and 64 in ``--smoke``).
 
 Figures: ``latency`` (latency against batch, per device and precision, log-log) and ``throughput``
@@ -128,11 +128,12 @@ def run(smoke: bool) -> ScenarioOutput:
     }
     notes = [
         "software profiles pytorch-eager (fp32) and pytorch-eager-amp (fp16, channels-last as DLE runs it): each "
-        "op's host work (106,000 instructions, +55,700 under autocast, priced on the EPYC host: 47 and 72 us) is "
+        "op's host work (114,400 instructions, +54,300 under autocast, priced on the EPYC host: 51 and 75 us; "
+        "7,830 = 3.5 us for each further kernel of an op) is "
         "exposed where it outlasts the kernel, so batch 1-8 is host-bound (column host_s) and flat, as "
         "published; the per-op work is the one parameter fitted on this FP32 curve (the AMP cast work on the AMP "
         "curve); see validation's software section for the whole curve",
-        "the CPU runs the same PyTorch eager stack: each host op pays the profile's 47 us dispatch plus a fork/join "
+        "the CPU runs the same PyTorch eager stack: each host op pays the profile's 51 us dispatch plus a fork/join "
         "across the cores, so the GPU answers first even for the MNIST CNN at batch 1",
         "crossover batch: the first batch at which the GPU (fp32, with both copies) answers before the host "
         "(fp32, all cores); 'none' means the CPU was never slower in the batches run",

@@ -18,6 +18,7 @@ imports the engines that schedule its costs.
 
 from archsim.cost.dispatch import (
     host_dispatch_s,
+    host_launch_s,
     is_link,
     op_cost,
     op_cost_arrays,
@@ -27,6 +28,6 @@ from archsim.cost.dispatch import (
 )
 from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, Actions, CostArrays, CostOptions, OpCost
 
-__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link",
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s", "role_params", "is_link",
            "software_efficiency",
            "OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]

@@ -9,11 +9,18 @@ engine schedules them on resources. Both therefore agree by construction when no
 contends.
 
 Host dispatch (``CostOptions.host_dispatch``): a GPU of a System is driven by its host, whose
-framework spends ``host.efficiency.op_overhead_s`` issuing each kernel (operator dispatch and the
-launch API call). Launches are asynchronous: the host issues kernel i+1 while kernel i runs, so the
-dispatch is exposed only when it outlasts the kernel. Each kernel of a GPU op then takes
-``max(kernel_s + gpu overhead, launches x host dispatch)`` (the GPU overhead is the launch latency
-and pipeline fill); the bound is ``overhead`` where the host's dispatch is the larger. This is the
+framework spends ``host.efficiency.op_overhead_s`` dispatching each operator (the framework's
+operator dispatch and the operator's first launch API call); every further kernel the operator's
+library launches (cuDNN's NCHW <-> NHWC transposes around a Tensor-Core convolution, Winograd's
+transforms, a split-K reduction) costs the host the launch API call alone,
+``host.efficiency.launch_api_s``: the framework dispatches once per operator. An operator of L
+launches thus costs the host ``op_overhead + (L - 1) x launch_api``, its first kernel carrying the
+operator's dispatch. Launches are asynchronous: the host issues kernel i+1 while kernel i runs, so
+the dispatch is exposed only when it outlasts the kernel. Each kernel of a GPU op then takes
+``max(kernel_s + gpu overhead, its host dispatch)`` (the GPU overhead is the launch latency and
+pipeline fill); the bound is ``overhead`` where the host's dispatch is the larger. Unfused attention
+is the sum of separate framework operators (two matrix products and a softmax in eager code), each
+dispatched in full. This is the
 CPU-bound regime of an asynchronous launch queue (PyTorch docs, "CUDA semantics: Asynchronous
 execution": GPU operations are enqueued and return at once; PyTorch blog, "Accelerating PyTorch with
 CUDA Graphs", 2021: with short kernels the CPU's launch work, not the GPU, sets the time). Per op,
@@ -21,9 +28,11 @@ not per queue: a long kernel does not bank dispatch time for the short kernels a
 sequence that alternates long and short kernels is charged slightly more than a real queue. A bare
 GPU device has no host and pays the launch latency alone.
 
-With a software profile (``CostOptions.software``, :mod:`archsim.software`), the per-launch dispatch
-is the profile's host work priced on the host CPU model (instructions / (IPC x clock)) instead of
-the host preset's ``op_overhead_s``, and the same work is the per-op overhead of ops on the host CPU.
+With a software profile (``CostOptions.software``, :mod:`archsim.software`), the per-operator
+dispatch and the further launches are the profile's host work priced on the host CPU model
+(instructions / (IPC x clock): ``op_dispatch_instructions`` and ``launch_api_instructions``)
+instead of the host preset's ``op_overhead_s`` and ``launch_api_s``, and the per-operator work is
+the per-op overhead of ops on the host CPU.
 """
 
 from __future__ import annotations
@@ -44,8 +53,8 @@ from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, CostArrays, CostOptions
 from archsim.errors import EngineError
 from archsim.hardware import CPUDevice, GPUDevice, Link, PIMDevice, System
 
-__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "role_params", "is_link",
-           "software_efficiency"]
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s", "role_params",
+           "is_link", "software_efficiency"]
 
 
 def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[str, Any]:
@@ -91,11 +100,13 @@ def _has(system: System, role: str) -> bool:
 
 
 def host_dispatch_s(hardware: Any, options: CostOptions) -> float:
-    """Seconds the host spends dispatching one GPU kernel of ``hardware`` (0 without a host).
+    """Seconds the host spends dispatching one framework operator on the GPU of ``hardware``, its
+    first kernel launch included (0 without a host).
 
-    On a :class:`~archsim.hardware.System` with ``options.host_dispatch``, the host CPU's
-    ``efficiency.op_overhead_s`` (the framework's per-operator dispatch, the same time a CPU op
-    pays); on a bare device, or with ``host_dispatch=False``, 0.
+    On a :class:`~archsim.hardware.System` with ``options.host_dispatch``, the software profile's
+    per-operator work, or without one the host CPU's ``efficiency.op_overhead_s`` (the framework's
+    per-operator dispatch, the same time a CPU op pays); on a bare device, or with
+    ``host_dispatch=False``, 0.
     """
     if options.host_dispatch and isinstance(hardware, System):
         if options.software is not None:
@@ -104,11 +115,24 @@ def host_dispatch_s(hardware: Any, options: CostOptions) -> float:
     return 0.0
 
 
+def host_launch_s(hardware: Any, options: CostOptions) -> float:
+    """Seconds the host spends on each kernel launch of an operator after its first (the launch API
+    call alone): the software profile's ``launch_api_instructions`` priced on the host, or without
+    one the host CPU's ``efficiency.launch_api_s``; 0 where :func:`host_dispatch_s` is 0."""
+    if options.host_dispatch and isinstance(hardware, System):
+        if options.software is not None:
+            return float(options.software.launch_api_s(hardware.host))
+        return float(hardware.host.efficiency.launch_api_s)
+    return 0.0
+
+
 def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], options: CostOptions) -> Any:
     """The parameter pack of ``targets`` (the devices or links of role ``role`` resolved from
-    ``hardware``, point by point); a GPU pack carries each point's :func:`host_dispatch_s`."""
+    ``hardware``, point by point); a GPU pack carries each point's :func:`host_dispatch_s` and
+    :func:`host_launch_s`."""
     if role == "gpu":
-        packed = GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware])
+        packed = GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware],
+                                        [host_launch_s(h, options) for h in hardware])
         if options.software is not None and options.software.channels_last:
             # NHWC tensors throughout: no layout transforms around Tensor-Core convolutions
             packed = dataclasses.replace(packed, conv_nchw_transposes=np.zeros(packed.n))

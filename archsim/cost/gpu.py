@@ -88,7 +88,9 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
                        else p.vector_flop_j[prec])
     # The host's dispatch of the launches overlaps the previous kernels (asynchronous launches) and
     # is exposed only where it outlasts this kernel plus its launch latency (archsim.cost.dispatch).
-    dispatch = launches * p.host_dispatch_s
+    # The first launch carries p.host_dispatch_s (the operator's dispatch, or the launch API call
+    # alone in a continuation pack, GPUParams.continuation); each further one the launch API call.
+    dispatch = p.host_dispatch_s + np.maximum(launches - 1.0, 0.0) * p.host_launch_s
     device_s = kernel_s + overhead
     host_bound = dispatch > device_s
     latency = np.where(host_bound, dispatch, device_s)
@@ -269,11 +271,12 @@ def _winograd(op: Any, p: GPUParams) -> CostArrays:
     # B^T d B and A^T m A per tile: each transformed element is a short sum of tile entries, counted as
     # t*t vector FLOP per transformed element (the 6x6 transform's adds).
     gemm = winograd_gemm(op)
+    pc = p.continuation()
     parts = [
         _stream_raw(op, p, prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, np.full(p.n, x_b + xt_b)),
-        _stream_raw(op, p, prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, np.full(p.n, w_b + wt_b)),
-        _gemm(gemm, p),
-        _stream_raw(op, p, prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, np.full(p.n, yt_b + y_b)),
+        _stream_raw(op, pc, prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, np.full(p.n, w_b + wt_b)),
+        _gemm(gemm, pc),
+        _stream_raw(op, pc, prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, np.full(p.n, yt_b + y_b)),
     ]
     return sum_costs(parts, op.kind, float(op.flop()))
 
@@ -486,12 +489,14 @@ def _conv(op: Any, p: GPUParams) -> CostArrays:
     out = None
     for mask, multiple, transposes in conv_configs(op, p):
         padded = pad_channels(op, multiple)
-        main, winograd = _conv_algorithms(padded, p)
         transfers = []
         if transposes:
             prec, e = precision_of(op), elem_bytes(op)
-            transfers = [_stream_raw(op, p, prec, e, 0.0, 0.0, rd, wr, np.full(p.n, rd + wr))
-                         for rd, wr in layout_transfers(op, padded)]
+            # one operator: its first kernel carries the dispatch, the rest the launch API call alone
+            transfers = [_stream_raw(op, p if i == 0 else p.continuation(), prec, e, 0.0, 0.0, rd, wr,
+                                     np.full(p.n, rd + wr))
+                         for i, (rd, wr) in enumerate(layout_transfers(op, padded))]
+        main, winograd = _conv_algorithms(padded, p.continuation() if transfers else p)
         c = with_transfers(op, main, transfers, flop)
         if winograd is not None:
             c = _pick(c, with_transfers(op, winograd, transfers, flop), p, p.conv_autotune > 0)

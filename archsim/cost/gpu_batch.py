@@ -36,7 +36,7 @@ import numpy as np
 from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
-from archsim.cost.params import GPUParams, TiledGPUParams
+from archsim.cost.params import GPUParams, TiledGPUParams, _tile
 from archsim.cost.types import CostArrays
 
 __all__ = ["cost_many", "governed_many", "tile_params"]
@@ -79,6 +79,7 @@ class _Gemm:
     final: bool = False               # the request is an op's whole cost (not a part of a convolution's)
     part: bool = False                # a part of a stacked sum (_SumJob): read through ``ref``
     ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
+    opens: bool = True                # the op's first kernel: it carries the op's host dispatch
 
     @property
     def group(self) -> tuple[str, str, str | None]:
@@ -98,6 +99,7 @@ class _Stream:
     final: bool = False               # the request is an op's whole cost (not a part of a convolution's)
     part: bool = False                # a part of a stacked sum (_SumJob): read through ``ref``
     ref: tuple[CostArrays, int] | None = None  # (its class's stacked cost, its op row there)
+    opens: bool = True                # the op's first kernel: it carries the op's host dispatch
 
 
 def _stream_values(op: Any) -> tuple[str, float, float, float, float, float, float]:
@@ -269,7 +271,14 @@ class _Planner:
             transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
                           for rd, wr in gc.derived(op, ("layout_transfers", multiple),
                                                    lambda q=padded: gc.layout_transfers(op, q))] if transposes else [])
-            planned.append((mask, self._plan_algorithms(padded), transfers))
+            direct, winograd = algorithms = self._plan_algorithms(padded)
+            # gpu._conv: the op's first kernel carries its dispatch, the others the launch API call
+            for q in (*transfers, direct)[1:] if transfers else (winograd or ())[1:]:
+                q.opens = False
+            if transfers:
+                for q in winograd or ():
+                    q.opens = False
+            planned.append((mask, algorithms, transfers))
         if self.stack_finals and len(planned) == 1:
             return self._stacked_conv(op, *planned[0])
 
@@ -411,6 +420,7 @@ class _Planner:
             mm = np.repeat([q.mm for q in group], p.n)
             _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc, library)
             kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
+            sp = self._dispatched(sp, group)
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
                                   extra_vector, mm, kernel=kernel, library=library, accumulate=acc)
             self._finish_group(group, gc.assemble("gemm", 0.0, sp, *parts))
@@ -434,9 +444,25 @@ class _Planner:
             l2 = None
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
+            sp = self._dispatched(sp, group)
             parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2,
                                     blocks_per_sm=self.stream_bps(g))
             self._finish_group(group, gc.assemble("stream", 0.0, sp, *parts))
+
+    def _dispatched(self, sp: Any, group: list[Any]) -> Any:
+        """``sp`` (the pack of ``group``'s stacked rows) with each row's host dispatch: the op's
+        dispatch for a request that opens its op, the launch API call for the others
+        (:meth:`GPUParams.continuation`)."""
+        opens = [q.opens for q in group]
+        if all(opens):
+            return sp
+        if not any(opens):
+            return sp.continuation()
+        p, g = self.p, len(group)
+        rows = np.where(np.repeat(opens, p.n), _tile(p.host_dispatch_s, g), _tile(p.host_launch_s, g))
+        mixed = TiledGPUParams(p, g)
+        mixed.__dict__["host_dispatch_s"] = rows  # read-only view of its own: this one field differs
+        return mixed
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:
         """Each request's cost from its class's stacked cost ``whole``; with ``stack_finals``, the

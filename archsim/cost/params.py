@@ -119,6 +119,7 @@ class GPUParams:
     max_voltage_clock_hz: np.ndarray
     min_clock_hz: np.ndarray
     host_dispatch_s: np.ndarray
+    host_launch_s: np.ndarray
     # Per point, 1 where the convolution library autotunes its forward algorithm (the faster of
     # implicit GEMM and Winograd), 0 for implicit GEMM alone: a software profile's
     # algorithm_selection (archsim.cost.dispatch.role_params), 1 without a profile.
@@ -126,33 +127,39 @@ class GPUParams:
 
     @classmethod
     def from_devices(cls, devices: Sequence[GPUDevice],
-                     host_dispatch_s: Sequence[float] | None = None) -> GPUParams:
+                     host_dispatch_s: Sequence[float] | None = None,
+                     host_launch_s: Sequence[float] | None = None) -> GPUParams:
         """Pack ``devices`` (all GPUs) into arrays: one flat row of floats per device, then columns.
 
-        ``host_dispatch_s`` is, per point, the host framework's dispatch time per kernel launch
-        (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is driven by a System's host,
-        see :func:`archsim.cost.dispatch.host_dispatch_s`); ``None`` means no host (0 everywhere).
+        ``host_dispatch_s`` is, per point, the host's time to dispatch one framework operator, its
+        first kernel launch included (s; the host CPU's ``efficiency.op_overhead_s`` when the GPU is
+        driven by a System's host, see :func:`archsim.cost.dispatch.host_dispatch_s`);
+        ``host_launch_s`` the host's time of each further kernel launch of the same operator (the
+        launch API call alone, :func:`archsim.cost.dispatch.host_launch_s`). ``None`` means no host
+        (0 everywhere).
         """
         if cls is GPUParams and len(devices) == 1 and (host_dispatch_s is None or len(host_dispatch_s) == 1):
             # A lone device (a single estimate): its pack is kept on it, per host dispatch time.
             g = devices[0]
-            key = "0.0" if host_dispatch_s is None else repr(float(host_dispatch_s[0]))  # -0.0 apart from 0.0
+            key = ("0.0" if host_dispatch_s is None else repr(float(host_dispatch_s[0]))) + ":" + (
+                "0.0" if host_launch_s is None else repr(float(host_launch_s[0])))  # -0.0 apart from 0.0
             held = g.__dict__.get(_PACKS_KEY)
             if held is None:
                 held = g.__dict__[_PACKS_KEY] = _Kept({})
             pack = held.value.get(key)
             if pack is None:
-                pack = cls._pack(devices, host_dispatch_s)
+                pack = cls._pack(devices, host_dispatch_s, host_launch_s)
                 for v in pack.__dict__.values():  # shared by every estimate on this object: never written
                     for a in (v.values() if isinstance(v, dict) else (v,)):
                         if isinstance(a, np.ndarray):
                             a.flags.writeable = False
                 held.value[key] = pack
             return pack
-        return cls._pack(devices, host_dispatch_s)
+        return cls._pack(devices, host_dispatch_s, host_launch_s)
 
     @classmethod
-    def _pack(cls, devices: Sequence[GPUDevice], host_dispatch_s: Sequence[float] | None) -> GPUParams:
+    def _pack(cls, devices: Sequence[GPUDevice], host_dispatch_s: Sequence[float] | None,
+              host_launch_s: Sequence[float] | None = None) -> GPUParams:
         """:meth:`from_devices`, built."""
         # Each model object's row is kept on it (_packed_table). Points of a sweep or of model_copy
         # share sub-table contents, so the parts of new rows are computed once per distinct content.
@@ -165,11 +172,13 @@ class GPUParams:
         kw: dict = {name: next(cols) for name in _GPU_SCALARS}
         for name in _GPU_TABLES:
             kw[name] = {p: next(cols) for p in PRECISIONS}
-        dispatch = np.zeros(len(devices)) if host_dispatch_s is None else _arr(host_dispatch_s)
-        if dispatch.shape != (len(devices),) or not np.all(np.isfinite(dispatch) & (dispatch >= 0)):
-            raise EngineError(f"host_dispatch_s must be {len(devices)} finite non-negative seconds, "
-                              f"got {host_dispatch_s!r}")
-        kw.update(n=len(devices), host_dispatch_s=dispatch, conv_autotune=np.ones(len(devices)))
+        host = {}
+        for name, given in (("host_dispatch_s", host_dispatch_s), ("host_launch_s", host_launch_s)):
+            arr = np.zeros(len(devices)) if given is None else _arr(given)
+            if arr.shape != (len(devices),) or not np.all(np.isfinite(arr) & (arr >= 0)):
+                raise EngineError(f"{name} must be {len(devices)} finite non-negative seconds, got {given!r}")
+            host[name] = arr
+        kw.update(n=len(devices), conv_autotune=np.ones(len(devices)), **host)
         # Every field given, in declaration order, as the frozen __init__ would set them (no
         # __post_init__): without its ~70 object.__setattr__ calls, once per estimate.
         out = object.__new__(cls)
@@ -177,6 +186,19 @@ class GPUParams:
         out.__dict__.update({name: kw[name] for name in names})
         return out
 
+    def continuation(self) -> GPUParams:
+        """This pack for the kernels an operator launches after its first: each pays the launch API's
+        host time (``host_launch_s``) in place of the framework's dispatch (kept on the pack)."""
+        held = self.__dict__.get("_continuation")
+        if held is None:
+            if np.array_equal(self.host_dispatch_s, self.host_launch_s):
+                held = self
+            else:
+                held = object.__new__(type(self))
+                held.__dict__.update({**{k: v for k, v in self.__dict__.items() if k != "_continuation"},
+                                      "host_dispatch_s": self.host_launch_s})
+            self.__dict__["_continuation"] = held
+        return held
 
     def tiled(self, g: int) -> TiledGPUParams:
         """This pack repeated ``g`` times along the point axis (row ``i * n + h`` is point ``h``)."""
@@ -206,6 +228,10 @@ class TiledGPUParams:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
+
+    def continuation(self) -> TiledGPUParams:
+        """:meth:`GPUParams.continuation`, tiled the same way."""
+        return TiledGPUParams(self.__dict__["_base"].continuation(), self.__dict__["_g"])
 
 
 def _field_names(cls: type) -> tuple[str, ...]:

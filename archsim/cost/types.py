@@ -34,12 +34,14 @@ class CostOptions:
         device: for a :class:`~archsim.hardware.System`, the role that runs compute ops
             (``"gpu"``, ``"host"``, ``"pim"``); ``None`` picks the GPU when present, else the host.
         threads: CPU threads (``None``: every core).
-        host_dispatch: on a System, GPU kernels wait for the host framework's per-launch dispatch
-            (``host.efficiency.op_overhead_s``) when it outlasts them (see the module docstring);
+        host_dispatch: on a System, GPU kernels wait for the host framework's dispatch (per
+            operator ``host.efficiency.op_overhead_s``, per further launch of the operator
+            ``launch_api_s``) when it outlasts them (:mod:`archsim.cost.dispatch`);
             ``False`` prices the device-side launch latency alone. No effect on a bare device.
         software: a :class:`~archsim.software.SoftwareProfile` with host work, or ``None``. When
-            given, its per-op host work priced on the host CPU model replaces the host preset's
-            ``op_overhead_s``, for GPU kernels (a System's host) and for ops on the host CPU alike.
+            given, its per-op and per-launch host work priced on the host CPU model replaces the
+            host preset's ``op_overhead_s`` and ``launch_api_s``, for GPU kernels (a System's host)
+            and for ops on the host CPU alike.
     """
 
     device: Literal["gpu", "host", "pim"] | None = None

@@ -8,12 +8,13 @@ explicit keyword arguments, validated here:
 * ``overlap``: the roofline engine's graph latency is the longest dependency path instead of the sum.
 * ``threads``: CPU threads (default every core).
 * ``host_dispatch``: on a System, each GPU kernel waits for the host framework's dispatch
-  (``host.efficiency.op_overhead_s``) when that outlasts the kernel (default ``True``; see
-  :mod:`archsim.cost`); ``False`` prices the GPU's launch latency alone.
+  (``host.efficiency.op_overhead_s`` for an operator's first kernel, ``launch_api_s`` for each
+  further one) when that outlasts the kernel (default ``True``; see :mod:`archsim.cost.dispatch`);
+  ``False`` prices the GPU's launch latency alone.
 * ``software``: a software profile (a name from ``models/software/``, e.g. ``"pytorch-eager"``, or a
   :class:`~archsim.software.SoftwareProfile`); default ``"none"``, device work only. The profile's
-  precision and fusion passes rewrite the workload, its per-op host work (priced on the host CPU
-  model) replaces the host preset's dispatch, its per-iteration work joins the latency, and the
+  precision and fusion passes rewrite the workload, its per-op and per-launch host work (priced on
+  the host CPU model) replaces the host preset's dispatch, its per-iteration work joins the latency, and the
   result splits ``host_s`` from ``device_s`` (see :mod:`archsim.engines.host`).
 * discrete-event engine only (see :func:`archsim.engines.des.estimate_des`): ``streams``,
   ``overlap_copies``, ``loader`` (an ``InputPipeline``), ``steps``, ``data_parallel`` (a

@@ -105,7 +105,7 @@ def finish(result: RunResult, work: Any, hardware: Any, profile: SoftwareProfile
     for o in result.ops:
         h = _op_host_s(o, dispatch_host) if profile.has_host_work else 0.0
         exposed += h
-        dispatch_total += o.extra.get("host_dispatch_s", 0.0) * o.extra.get("launches", 1.0)
+        dispatch_total += o.extra.get("host_dispatch_s", 0.0)  # the op's dispatch, all its launches
         if o.device == "host":
             dispatch_total += dispatch_host
         changes: dict[str, Any] = {}

@@ -80,6 +80,8 @@ class CPUEfficiency(HardwareModel):
     compute_efficiency: float = Field(gt=0, le=1, description="achievable fraction of peak FMA issue")
     parallel_overhead_s: Time = si("parallel_overhead", description="fork/join of a parallel region")
     op_overhead_s: Time = si("op_overhead", description="framework dispatch per operator")
+    launch_api_s: Time = si("launch_api", description="host time of each further kernel launch of one "
+                                                      "operator (the launch API call alone)")
 
 
 class CPUDevice(HardwareModel):

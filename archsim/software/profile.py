@@ -3,12 +3,14 @@
 archsim's cost model prices the device's work; what users time is the device plus the software that
 drives it. A :class:`SoftwareProfile` describes that software:
 
-* **host work** per launched operator (the framework's dispatcher, the launch API call) and per
-  iteration (a Python training-loop step, a TF1 ``Session.run``, a ``cudaGraphLaunch``), counted in
-  *instructions* and priced on the system's host CPU model:
+* **host work** per framework operator (the framework's dispatcher and the operator's first launch),
+  per further kernel the operator's library launches (the launch API call alone: cuDNN's layout
+  transposes, Winograd's transforms, a split-K reduction) and per iteration (a Python training-loop
+  step, a TF1 ``Session.run``, a ``cudaGraphLaunch``), counted in *instructions* and priced on the
+  system's host CPU model:
   ``seconds = instructions / (min(host_ipc, issue_width) x clock_hz)``, so a faster host dispatches
   faster (the instructions are the software's, the clock and issue width the host's);
-* the **launch mode**: ``eager`` (one host dispatch per kernel, overlapped with the kernels before it
+* the **launch mode**: ``eager`` (one host dispatch per operator, overlapped with the kernels before it
   by the asynchronous queue) or ``graph`` (CUDA Graphs / a TensorRT engine: the kernels of an
   iteration are launched as one graph, host work per iteration only);
 * **synchronisation**: whether each iteration ends with a device synchronisation, after which the
@@ -195,8 +197,11 @@ class SoftwareProfile(_Strict):
         launch_mode: ``"none"`` (device work only), ``"eager"`` or ``"graph"`` (see module doc).
         host_ipc: instructions per cycle the host sustains on framework code (interpreter and
             dispatcher code: branchy, cache-missing; capped by the core's issue width).
-        op_dispatch_instructions: host instructions per launched kernel (eager mode), or per op on
-            the host CPU.
+        op_dispatch_instructions: host instructions per framework operator (eager mode: the Python
+            call, the dispatcher and the operator's first kernel launch), or per op on the host CPU.
+        launch_api_instructions: host instructions of each further kernel one operator launches
+            (eager mode): the launch API call alone (``cudaLaunchKernel`` from inside cuDNN or
+            cuBLAS), not another pass through the framework.
         iteration_instructions: host instructions per iteration (the loop step around the model).
         sync_per_iteration: the iteration ends with a device synchronisation (``.item()``,
             ``torch.cuda.synchronize()``, ``Session.run`` returning numpy): the per-iteration host
@@ -218,6 +223,7 @@ class SoftwareProfile(_Strict):
     launch_mode: Literal["none", "eager", "graph"]
     host_ipc: float = Field(1.0, gt=0)
     op_dispatch_instructions: float = Field(0.0, ge=0)
+    launch_api_instructions: float = Field(0.0, ge=0)
     iteration_instructions: float = Field(0.0, ge=0)
     sync_per_iteration: bool = True
     algorithm_selection: Literal["autotuned", "heuristic"] = "autotuned"
@@ -232,12 +238,15 @@ class SoftwareProfile(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> SoftwareProfile:
         if self.launch_mode == "none" and (self.op_dispatch_instructions or self.iteration_instructions
+                                           or self.launch_api_instructions
                                            or self.precision.cast_instructions_per_op
                                            or self.data_loading.sample_instructions):
             raise ValueError("launch_mode 'none' is device work only: host instruction counts must be 0")
-        if self.launch_mode == "graph" and (self.op_dispatch_instructions or self.precision.cast_instructions_per_op):
+        if self.launch_mode == "graph" and (self.op_dispatch_instructions or self.precision.cast_instructions_per_op
+                                            or self.launch_api_instructions):
             raise ValueError("launch_mode 'graph' launches an iteration's kernels as one graph: "
-                             "op_dispatch_instructions must be 0 (put the launch in iteration_instructions)")
+                             "op_dispatch_instructions and launch_api_instructions must be 0 (put the launch in "
+                             "iteration_instructions)")
         return self
 
     @property
@@ -258,10 +267,15 @@ class SoftwareProfile(_Strict):
         return min(self.host_ipc, float(host.core.issue_width)) * host.core.clock_hz
 
     def dispatch_s(self, host: CPUDevice) -> float:
-        """Host seconds per launched kernel (or per host-CPU op) on ``host``: the dispatch plus the
+        """Host seconds per framework operator (or per host-CPU op) on ``host``: the dispatch plus the
         precision policy's per-op host work (0 in graph mode)."""
         instructions = self.op_dispatch_instructions + self.precision.cast_instructions_per_op
         return instructions / self.host_rate_instructions_per_s(host)
+
+    def launch_api_s(self, host: CPUDevice) -> float:
+        """Host seconds of each kernel launch after an operator's first on ``host`` (the launch API
+        call alone; 0 in graph mode)."""
+        return self.launch_api_instructions / self.host_rate_instructions_per_s(host)
 
     def iteration_s(self, host: CPUDevice) -> float:
         """Host seconds of the per-iteration work on ``host``."""

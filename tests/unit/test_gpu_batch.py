@@ -45,6 +45,20 @@ def test_stacked_ops_equal_one_op_path(assert_costs_equal):
         assert_costs_equal(got, gpu_cost.cost(op, p))
 
 
+def test_stacked_ops_equal_one_op_path_with_per_operator_dispatch(assert_costs_equal):
+    # A host dispatch per operator (50 us) and a launch API time per further kernel (4 us): the
+    # stacked path prices each operator's first kernel (a transpose, Winograd's input transform or
+    # the GEMM) with the dispatch and the rest with the launch call, as the one-op path does.
+    base = _points()
+    p = GPUParams.from_devices([presets.load_preset("gpu/v100-sxm2-16gb")] * base.n, [50e-6] * base.n,
+                               [4e-6] * base.n)
+    graph_ops = list(OPS) + list(dict.fromkeys(zoo.resnet18(batch=2, dtype="fp16", training=True).ops))[:40]
+    got = gpu_batch.cost_many(graph_ops, p)
+    for op, c in zip(graph_ops, got, strict=True):
+        assert_costs_equal(c, gpu_cost.cost(op, p))
+    assert max(float(c.launches.max()) for c in got) > 1  # multi-launch operators were priced
+
+
 def test_training_graph_stacked_equals_one_op_path(assert_costs_equal):
     # Backward-data and backward-weight convolutions, batchnorm and optimizer steps.
     p = _points()

@@ -80,12 +80,14 @@ def test_option_is_validated(node):
 @given(m=st.integers(1, 4096), n=st.integers(1, 4096), k=st.integers(1, 4096),
        dtype=st.sampled_from(["fp16", "fp32"]), dispatch_us=st.floats(0.0, 200.0))
 def test_single_kernel_latency_is_the_max(node, m, n, k, dtype, dispatch_us):
-    # One kernel class (a GEMM: 1 launch, 2 with split-K): latency = max(device, launches x dispatch).
+    # One kernel class (a GEMM: 1 launch, 2 with split-K): latency = max(device, the op's dispatch
+    # + each further launch's API call).
     op = ops.Gemm(m, n, k, dtype=dtype)
     system = _with_dispatch(node, dispatch_us * 1e-6)
     host = op_cost(op, system)
     bare = op_cost(op, node.gpu)
-    assert host.latency_s == max(bare.latency_s, bare.launches * system.host.efficiency.op_overhead_s)
+    eff = system.host.efficiency
+    assert host.latency_s == max(bare.latency_s, eff.op_overhead_s + (bare.launches - 1) * eff.launch_api_s)
     assert host.latency_s >= bare.latency_s
 
 
@@ -108,3 +110,90 @@ def test_des_sees_the_same_dispatch(node):
     des = estimate(graph, node, engine="des")
     assert des.latency_s == pytest.approx(roof.latency_s, rel=1e-9)
     assert roof.latency_s > estimate(graph, node, host_dispatch=False).latency_s
+
+
+# -- per-operator dispatch (issue 15): the framework dispatches an operator once; each further kernel
+# its library launches costs the host the launch API call alone.
+
+def _three_launch_conv():
+    # A 7x7 stride-2 fp32 convolution in TF32 math on the H100: cuDNN's Tensor-Core path transposes the
+    # NCHW input and filter to NHWC (two kernels) before the convolution (efficiency.conv_nchw_transposes),
+    # and Winograd does not apply to a 7x7 stride-2 filter: 3 launches, one framework operator.
+    return ops.Conv2d(8, 64, 64, 56, 56, kernel=(7, 7), stride=(2, 2), padding=(3, 3), dtype="fp32",
+                      compute_dtype="tf32", name="conv7x7")
+
+
+def _fixed_profile(**updates):
+    from archsim.software import load_software, with_updates
+
+    return with_updates(load_software("pytorch-eager"),
+                        {"op_dispatch_instructions": 100_000, "launch_api_instructions": 8_000, **updates})
+
+
+def test_three_launch_operator_pays_one_dispatch_under_a_profile(node):
+    # system/h100-node's host is a Xeon 8480+ at 2.0 GHz (issue width 6 > host_ipc 1):
+    #   framework dispatch 100,000 instructions / (1 x 2.0 GHz) = 50 us, once for the operator;
+    #   launch API          8,000 instructions / (1 x 2.0 GHz) =  4 us for each of the 2 further kernels;
+    #   the operator's host dispatch = 1 x 50 + 2 x 4 = 58 us (per launch, as before issue 15: 3 x 50 = 150 us).
+    sw = _fixed_profile()
+    assert node.host.core.clock_hz == pytest.approx(2.0e9)
+    c = op_cost(_three_launch_conv(), node, CostOptions(software=sw))
+    assert c.launches == 3
+    assert c.extra["host_dispatch_s"] == pytest.approx(50e-6 + 2 * 4e-6, rel=1e-12)
+    bare = op_cost(_three_launch_conv(), node.gpu)
+    # the first kernel waits for the 50 us dispatch, each further one for at least its 4 us launch call
+    assert 58e-6 * (1 - 1e-12) <= c.latency_s <= 58e-6 + bare.latency_s
+
+
+def test_three_launch_operator_without_a_profile(node):
+    # No profile: the host preset's efficiency.op_overhead (10 us) once, efficiency.launch_api (3.5 us)
+    # for each further launch: 10 + 2 x 3.5 = 17 us.
+    eff = node.host.efficiency
+    assert (eff.op_overhead_s, eff.launch_api_s) == (pytest.approx(10e-6), pytest.approx(3.5e-6))
+    c = op_cost(_three_launch_conv(), node)
+    assert c.launches == 3
+    assert c.extra["host_dispatch_s"] == pytest.approx(10e-6 + 2 * 3.5e-6, rel=1e-12)
+
+
+def test_one_launch_operator_is_unchanged_by_the_launch_api_cost(node):
+    op = ops.Gemm(64, 64, 64)
+    eff = node.host.efficiency
+    dear = node.model_copy(update={"host": node.host.model_copy(update={
+        "efficiency": eff.model_copy(update={"launch_api_s": 1e-3})})})
+    assert op_cost(op, dear).latency_s == op_cost(op, node).latency_s
+
+
+def test_unsynchronised_iteration_counts_each_operator_dispatch_once(node):
+    # Without a synchronisation per iteration the host's busy time is the iteration work plus every
+    # operator's dispatch (the op's host_dispatch_s already holds all of its launches).
+    sw = _fixed_profile(sync_per_iteration=False, iteration_instructions=20_000_000)  # 10 ms at 2 GHz
+    graph = archsim.OpGraph(name="one conv", ops=(_three_launch_conv(),))
+    res = estimate(graph, node, software=sw)
+    assert res.latency_s == pytest.approx(10e-3 + 58e-6, rel=1e-9)
+
+
+@pytest.mark.parametrize("software", [None, "profile"])
+def test_des_agrees_with_the_roofline_on_multi_launch_operators(node, software):
+    sw = _fixed_profile() if software else None
+    graph = archsim.OpGraph(name="multi-launch", ops=(
+        _three_launch_conv(), ops.Conv2d(8, 64, 64, 28, 28, kernel=(3, 3), padding=(1, 1), name="conv3x3"),
+        ops.Gemm(8, 1000, 50176, name="fc")))
+    roof = estimate(graph, node, software=sw)
+    des = estimate(graph, node, engine="des", software=sw)
+    assert des.latency_s == pytest.approx(roof.latency_s, rel=1e-9)
+    launches = [o.extra["launches"] for o in roof.ops]
+    assert max(launches) > 1
+
+
+def test_profile_launch_api_field_is_validated():
+    from archsim.errors import ArchsimError
+    from archsim.software import load_software, with_updates
+
+    with pytest.raises(ArchsimError, match="launch_api_instructions"):
+        with_updates(load_software("pytorch-eager"), {"launch_api_instructions": -1})
+    with pytest.raises(ArchsimError, match="no such field"):
+        with_updates(load_software("pytorch-eager"), {"launch_api_instruction": 7830})
+    with pytest.raises(ArchsimError, match="launch_api_instructions must be 0"):
+        with_updates(load_software("pytorch-cuda-graphs"), {"launch_api_instructions": 7830})
+    with pytest.raises(ArchsimError, match="host instruction counts must be 0"):
+        with_updates(load_software("none"), {"launch_api_instructions": 7830})

@@ -28,6 +28,7 @@ from archsim.cost import (
     CostOptions,
     OpCost,
     host_dispatch_s,
+    host_launch_s,
     op_cost_arrays,
     resolve_device,
     role_params,
@@ -137,7 +138,8 @@ class Coster:
         self._solo: dict[tuple[Any, ...], OpCost] = {}
 
     def _pack(self, role: str, dev: Any, opts: CostOptions) -> Any:
-        pkey = f"{role}:{id(dev)}:{host_dispatch_s(self.hardware, opts) if role == 'gpu' else 0.0}"
+        host = (host_dispatch_s(self.hardware, opts), host_launch_s(self.hardware, opts)) if role == "gpu" else ()
+        pkey = f"{role}:{id(dev)}:{host}"
         if pkey not in self._params:
             self._params[pkey] = role_params(role, [self.hardware], [dev], opts)
         return self._params[pkey]

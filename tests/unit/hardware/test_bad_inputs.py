@@ -68,6 +68,12 @@ CASES = [
     (MEM, setp("channels", 0), SchemaError, "channels"),
     (CPU, setp("core.clock", "0 Hz"), SchemaError, "core.clock"),
     (GPU, setp("efficiency.dram_bandwidth_efficiency", 1.5), SchemaError, "efficiency.dram_bandwidth_efficiency"),
+    # the launch API's host time (issue 15): a time with a unit, not negative, spelled right, required
+    (CPU, setp("efficiency.launch_api", "-3.5 us"), SchemaError, "efficiency.launch_api"),
+    (CPU, setp("efficiency.launch_api", 3.5), SchemaError, "efficiency.launch_api"),
+    (CPU, setp("efficiency.launch_api", "3.5"), SchemaError, "no unit"),
+    (CPU, setp("efficiency.launch_apii", "3.5 us"), SchemaError, "efficiency.launch_apii"),
+    (CPU, delp("efficiency.launch_api"), SchemaError, "efficiency.launch_api"),
     # geometry and consistency
     (GPU, setp("l2.ways", 7), SchemaError, "divisible by ways x line_size"),
     (CPU, setp("caches.0.line_size", 48), SchemaError, "power of two"),
