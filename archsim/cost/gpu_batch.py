@@ -452,16 +452,20 @@ class _Planner:
     def _dispatched(self, sp: Any, group: list[Any]) -> Any:
         """``sp`` (the pack of ``group``'s stacked rows) with each row's host dispatch: the op's
         dispatch for a request that opens its op, the launch API call for the others
-        (:meth:`GPUParams.continuation`)."""
+        (:meth:`GPUParams.continuation`). Where the two are equal (no host, or a host whose launch
+        costs its dispatch) ``sp`` itself; a mixed group views ``sp``'s fields tiled so far and
+        differs in this one field."""
         opens = [q.opens for q in group]
-        if all(opens):
+        p = self.p
+        if all(opens) or p.continuation() is p:
             return sp
         if not any(opens):
             return sp.continuation()
-        p, g = self.p, len(group)
-        rows = np.where(np.repeat(opens, p.n), _tile(p.host_dispatch_s, g), _tile(p.host_launch_s, g))
-        mixed = TiledGPUParams(p, g)
-        mixed.__dict__["host_dispatch_s"] = rows  # read-only view of its own: this one field differs
+        g = len(group)
+        mixed = object.__new__(TiledGPUParams)
+        mixed.__dict__.update({k: v for k, v in sp.__dict__.items() if k != "_continuation"})
+        mixed.__dict__["host_dispatch_s"] = np.where(np.repeat(opens, p.n), _tile(p.host_dispatch_s, g),
+                                                     _tile(p.host_launch_s, g))
         return mixed
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:

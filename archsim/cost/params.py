@@ -230,8 +230,21 @@ class TiledGPUParams:
         raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
 
     def continuation(self) -> TiledGPUParams:
-        """:meth:`GPUParams.continuation`, tiled the same way."""
-        return TiledGPUParams(self.__dict__["_base"].continuation(), self.__dict__["_g"])
+        """:meth:`GPUParams.continuation`, tiled the same way (kept on this view): the fields tiled
+        so far are shared, ``host_dispatch_s`` is the base continuation's, tiled when read."""
+        held = self.__dict__.get("_continuation")
+        if held is None:
+            base = self.__dict__["_base"]
+            cont = base.continuation()
+            if cont is base:
+                held = self
+            else:
+                held = object.__new__(TiledGPUParams)
+                held.__dict__.update({k: v for k, v in self.__dict__.items()
+                                      if k not in ("_continuation", "host_dispatch_s")})
+                held.__dict__["_base"] = cont
+            self.__dict__["_continuation"] = held
+        return held
 
 
 def _field_names(cls: type) -> tuple[str, ...]:

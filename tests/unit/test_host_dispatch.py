@@ -197,3 +197,24 @@ def test_profile_launch_api_field_is_validated():
         with_updates(load_software("pytorch-cuda-graphs"), {"launch_api_instructions": 7830})
     with pytest.raises(ArchsimError, match="host instruction counts must be 0"):
         with_updates(load_software("none"), {"launch_api_instructions": 7830})
+
+
+def test_tiled_continuation_keeps_tiled_fields_and_swaps_the_dispatch():
+    # A pack whose launch API call costs less than its dispatch: the continuation of its tiled view
+    # reads the launch cost, shares the fields already tiled, and is kept on the view.
+    from archsim.cost.params import GPUParams
+
+    gpu = presets.load_preset("gpu/v100-sxm2-16gb")
+    p = GPUParams.from_devices([gpu, gpu], [50e-6, 40e-6], [4e-6, 3e-6])
+    tiled = p.tiled(3)
+    clock = tiled.clock_hz  # tiled on first read
+    cont = tiled.continuation()
+    assert cont is tiled.continuation()
+    assert cont.clock_hz is clock
+    np.testing.assert_array_equal(cont.host_dispatch_s, np.tile([4e-6, 3e-6], 3))
+    np.testing.assert_array_equal(tiled.host_dispatch_s, np.tile([50e-6, 40e-6], 3))
+    # no host: dispatch and launch are both 0 and the continuation is the pack itself
+    bare = GPUParams.from_devices([gpu, gpu])
+    assert bare.continuation() is bare
+    pair = bare.tiled(2)
+    assert pair.continuation() is pair
