@@ -365,5 +365,8 @@ def test_stacked_at_equals_at_of_each_cut_op():
                                           for j, (k, f) in enumerate([("relu", 3.0), ("add", 5.0)])]
         assert [repr(x) for x in stacked_at(stack, g, h, i)] == [repr(cut(j, "stream", 7.0).at(i, "", ""))
                                                                  for j in range(g)]
+        one = cut(1, "stream", 7.0)  # a stack of one op (read with at())
+        assert repr(stacked_at(one, 1, h, i, ["add"], [5.0])) == repr([cut(1, "add", 5.0).at(i, "", "")])
+        assert repr(stacked_at(one, 1, h, i)) == repr([one.at(i, "", "")])
     assert stacked_at(stack, g, h, 2)[0].bound == "overhead"  # dispatch 4 s >= latency 3 s
     assert stacked_at(stack, g, h, 1)[0].bound == stack.bounds()[1] == "vector"  # NaN: the array rule
