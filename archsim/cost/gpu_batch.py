@@ -37,7 +37,7 @@ from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
 from archsim.cost.params import GPUParams, TiledGPUParams, _tile
-from archsim.cost.types import CostArrays
+from archsim.cost.types import CostArrays, OpCost, stacked_at
 
 __all__ = ["cost_many", "governed_many", "tile_params"]
 
@@ -700,11 +700,16 @@ def _build(ops: Sequence[Any], p: GPUParams,
                      for plan in plans]
 
 
-def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
+def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) -> list[CostArrays] | list[OpCost]:
     """Every op of ``ops`` at its governed clock: ``power.apply(cost_many(ops, p), p, gpu=True)``,
     with each autotuned convolution's candidates governed in the same pass of the power model (the
     governor prices each (op, point) row on its own, so the picked candidate's row is the row its
-    pick would give)."""
+    pick would give).
+
+    With ``point`` (an index into the points of ``p``), each op's one-point cost at that point
+    instead, ``[c.at(point, "", "") for c in governed_many(ops, p)]`` to the bit: the ops that are
+    one kernel of a class are read from their class's governed rows (:func:`~archsim.cost.types.
+    stacked_at`) without being cut into per-op arrays first (a single estimate)."""
     from archsim.cost import power
 
     planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS)
@@ -717,14 +722,41 @@ def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
     stacked = planner.stacked + planner.run_jobs()
     counts = [len(reqs) for _, reqs in stacked] + [1] * len(flat)
     done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts)
+    # point: each whole-op request's one-point cost (request id -> OpCost), with its op's kind and
+    # FLOP as the retag below would give them.
+    # A convolution of one configuration without a Winograd candidate is its main job's sum: its
+    # block is read the same way when every job of the block is such a sum (job id -> convolution).
+    pointed: dict[int, OpCost] = {}
+    tags: dict[int, tuple[str, float]] = {}
+    plain: dict[int, _Conv] = {}
+    if point is not None:
+        for op, c in zip(ops, built, strict=True):
+            if isinstance(c, (_Gemm, _Stream, _Conv)):
+                tags[id(c)] = (op.kind, planner.flop(op))
+            if isinstance(c, _Conv) and c.winograd is None:
+                plain[id(c.main)] = c
     for (_, reqs), c in zip(stacked, done, strict=False):
         sums = isinstance(reqs[0], _SumJob)  # a block is all requests or all sums
+        if point is not None and (not sums or all(id(q) in plain for q in reqs)):
+            owners = [plain[id(q)] for q in reqs] if sums else reqs
+            kinds, flops = [], []
+            for q, owner in zip(reqs, owners, strict=True):
+                row_kind, row_flop = (q.kind, q.flop) if sums else (c.kind, c.flop)
+                kind, flop = tags[id(owner)]
+                same = row_kind == kind and row_flop == flop  # the final loop's retag
+                kinds.append(row_kind if same else kind)
+                flops.append(row_flop if same else flop)
+            pointed.update(zip(map(id, owners), stacked_at(c, len(reqs), p.n, point, kinds, flops), strict=True))
+            continue
         per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
         for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op), strict=True):
             q.result = result
     governed = iter(done[len(stacked):])
     out = []
     for op, c in zip(ops, built, strict=True):
+        if id(c) in pointed:
+            out.append(pointed[id(c)])
+            continue
         if isinstance(c, (_Gemm, _Stream)):
             c = c.result
         elif isinstance(c, _Conv):
@@ -734,7 +766,8 @@ def governed_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:
         else:
             c = next(governed)
         flop = planner.flop(op)
-        out.append(c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop))
+        c = c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop)
+        out.append(c if point is None else c.at(point, "", ""))
     return out
 
 

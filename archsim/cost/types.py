@@ -15,12 +15,15 @@ PIM unit) and ``"link"`` (host-device transfer).
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]
+__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS",
+           "stacked_at"]
 
 DEVICE_ROLES: tuple[str, ...] = ("gpu", "host", "pim")
 LINK_KINDS: tuple[str, ...] = ("h2d", "d2h")
@@ -188,6 +191,70 @@ class CostArrays:
             energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
             static_power_w=float(self.static_power_w.item(i)), extra=extra, flop_nominal=float(self.flop),
         ))
+
+
+def stacked_at(c: CostArrays, g: int, h: int, i: int, kinds: Sequence[str] | None = None,
+               flops: Sequence[float] | None = None) -> list[OpCost]:
+    """The one-point :class:`OpCost` (unnamed) of point ``i`` of each of the ``g`` ops of the
+    stacked cost ``c`` (op ``j`` is rows ``j*h .. (j+1)*h`` of every array, as
+    :func:`archsim.cost.gpu_batch` stacks them): the floats, dicts and bounds of cutting ``c`` into
+    its ops and calling :meth:`CostArrays.at` on each, with each field read from the stack in one
+    ``tolist`` (one numpy call per field instead of one per field and op). ``kinds`` and ``flops``
+    (one per op; ``None``: ``c``'s own) are the ops' kinds and nominal FLOP, as a CostArrays retagged
+    with them would carry."""
+    if g == 1:  # the stack is the op: at() reads its few dozen values faster than a pass per field
+        one = c if kinds is None and flops is None else _built(CostArrays, {
+            **c.__dict__, "kind": c.kind if kinds is None else kinds[0], "flop": c.flop if flops is None else flops[0]})
+        return [one.at(i, "", "")]
+
+    def column(x: np.ndarray) -> list[Any]:
+        v = x.reshape(g, h)[:, i] if h > 1 else x
+        out = v.tolist()
+        # at()'s float(v.item(i)); a dtype's char is read faster than it compares to np.float64
+        return out if v.dtype.char == "d" else [float(y) for y in out]
+
+    def cells(d: dict[str, np.ndarray]) -> list[dict[str, float]]:
+        if not d:
+            return [{} for _ in range(g)]
+        keys = tuple(d)
+        return [dict(zip(keys, row, strict=True)) for row in zip(*map(column, d.values()), strict=True)]
+
+    times, breakdowns, extras = cells(c.time_by_unit_s), cells(c.energy_breakdown_j), cells(c.extra)
+    by_unit, levels = cells(c.flop_by_unit), cells(c.bytes_by_level)
+    reads, writes = cells(c.read_bytes), cells(c.write_bytes)
+    latency, activations, link = column(c.latency_s), column(c.dram_activations), column(c.link_bytes)
+    overhead, launches, static = column(c.overhead_s), column(c.launches), column(c.static_power_w)
+    dispatch = None if c.dispatch_s is None else column(c.dispatch_s)
+    kinds = itertools.repeat(c.kind, g) if kinds is None else kinds
+    flops = itertools.repeat(c.flop, g) if flops is None else flops
+    bounds: list[str] | None = None
+    out = []
+    for j, kind, nominal in zip(range(g), kinds, flops, strict=False):
+        extra, lat = extras[j], latency[j]
+        host = False
+        if dispatch is not None:
+            d = extra["host_dispatch_s"] = dispatch[j]
+            host = d > 0 and d >= lat
+        flop_by_unit = by_unit[j]
+        executed = 0.0
+        for v in flop_by_unit.values():
+            executed = executed + v
+        bound = "overhead" if host else _bound(times[j])
+        if bound is None:  # a NaN time: the array rule of CostArrays.bounds
+            bounds = c.bounds() if bounds is None else bounds
+            bound = bounds[j * h + i]
+        breakdown = breakdowns[j]
+        out.append(_built(OpCost, dict(
+            name="", kind=kind, phase="", device=c.device,
+            flop=executed if c.flop_by_unit else float(nominal),
+            latency_s=lat, bound=bound, time_by_unit_s=times[j], bytes_by_level=levels[j],
+            actions=_built(Actions, dict(flop=flop_by_unit, read_bytes=reads[j], write_bytes=writes[j],
+                                         dram_activations=activations[j], link_bytes=link[j])),
+            overhead_s=overhead[j], launches=launches[j],
+            energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
+            static_power_w=static[j], extra=extra, flop_nominal=float(nominal),
+        )))
+    return out
 
 
 def _built(cls: type, fields: dict[str, Any]) -> Any:

@@ -102,12 +102,19 @@ class _Coster:
             self.params[pkey] = role_params(role, self.hardware, targets, self.options)
         return self.params[pkey]
 
-    def cost_all(self, ops: Sequence[Any], known: dict[tuple[Any, ...], CostArrays] | None = None) -> list[CostArrays]:
+    def cost_all(self, ops: Sequence[Any], known: dict[tuple[Any, ...], CostArrays] | None = None,
+                 point: int | None = None) -> list[CostArrays] | list[OpCost]:
         """The CostArrays of every op of ``ops`` (equal ops share one object).
 
         ``known`` (op key -> CostArrays, for these hardware points and options) holds costs computed
-        before: those ops are not costed again, and the new ones are added to it."""
+        before: those ops are not costed again, and the new ones are added to it. With ``point`` (a
+        point index; no ``known``, no software profile), each op's one-point :class:`OpCost` there
+        instead, ``c.at(point, "", "")`` of its CostArrays ``c`` to the bit, GPU ops read from their
+        classes' stacked rows (:func:`~archsim.cost.gpu_batch.governed_many`)."""
         from archsim.cost import gpu_batch
+
+        if point is not None and (known is not None or self.options.software is not None):
+            raise ValueError("cost_all: point needs known=None and no software profile")
 
         keys = [_op_key(op) for op in ops]
         first: dict[tuple[Any, ...], Any] = {}
@@ -122,10 +129,12 @@ class _Coster:
                 gpu_keys.append(key)
             else:
                 done[key] = op_cost_arrays(op, role, targets, self.options, self._params(role, targets))
+                if point is not None:
+                    done[key] = done[key].at(point, "", "")
         if gpu_keys:
             role, targets = self.resolved[False]
             params = self._params(role, targets)
-            costs = gpu_batch.governed_many([first[k] for k in gpu_keys], params)
+            costs = gpu_batch.governed_many([first[k] for k in gpu_keys], params, point)
             done.update(zip(gpu_keys, costs, strict=True))
         if self.options.software is not None:
             for key, op in first.items():
@@ -190,17 +199,23 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
     if costs is not None and options.software is None:
         known = costs.setdefault((type(hardware).__name__, hardware.content_hash(), options.device,
                                   options.threads, options.host_dispatch), {})
+    points: list[OpCost] | None = None
     if overlap:
         ops, cost_list, total, energy, name = _run(work, [hardware], options, overlap, known)
     else:
         ops, _, name = work_ops(work)
-        cost_list = _Coster([hardware], options).cost_all(ops, known)
-    # Equal ops share one CostArrays: convert each to floats once; every op gets its own dicts.
-    seen: dict[int, OpCost] = {}
-    for c in cost_list:
-        if id(c) not in seen:
-            seen[id(c)] = c.at(0, "", "")
-    points = [seen[id(c)] for c in cost_list]
+        coster = _Coster([hardware], options)
+        if known is None and options.software is None:  # the one-point costs straight from the stacks
+            points = coster.cost_all(ops, point=0)
+        else:
+            cost_list = coster.cost_all(ops, known)
+    if points is None:
+        # Equal ops share one CostArrays: convert each to floats once; every op gets its own dicts.
+        seen: dict[int, OpCost] = {}
+        for c in cost_list:
+            if id(c) not in seen:
+                seen[id(c)] = c.at(0, "", "")
+        points = [seen[id(c)] for c in cost_list]
     if overlap:
         latency = float(total[0])
         breakdown = {k: float(v[0]) for k, v in energy.items()}

@@ -309,3 +309,64 @@ def test_packed_rows_are_kept_per_model_without_changing_equality_or_packs() -> 
                                                                           equal_nan=True)
         else:
             assert a == b
+
+
+@pytest.mark.parametrize("stacked_points", [gpu_batch.STACKED_SUM_POINTS, 0])
+def test_governed_many_at_a_point_equals_the_one_point_views(monkeypatch, stacked_points):
+    # governed_many(ops, p, point=i) reads the ops that are one kernel of a class, and the
+    # convolutions without a Winograd candidate, from their classes' governed rows: each OpCost
+    # must be CostArrays.at(i) of governed_many's cost to the last bit (repr: floats, key order,
+    # bounds, kinds). Packs: one V100 (ResNet-50's plain convolutions), a T4 (Winograd picks), a
+    # V100 with a capped copy (governed rows), and a host dispatch per operator (dispatch bounds).
+    monkeypatch.setattr(gpu_batch, "STACKED_SUM_POINTS", stacked_points)
+    v100 = presets.load_preset("gpu/v100-sxm2-16gb")
+    capped = presets.validate_hardware({**v100.model_dump(), "power_limit": "150 W"})
+    packs = [GPUParams.from_devices([v100]), GPUParams.from_devices([presets.load_preset("gpu/t4")]),
+             GPUParams.from_devices([v100, capped]), GPUParams.from_devices([v100, v100], [50e-6, 1e-7], [4e-6, 0.0])]
+    graph_ops = [*OPS, *dict.fromkeys(zoo.resnet50(batch=2, dtype="fp16").ops),
+                 *dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops)]
+    for p in packs:
+        arrays = gpu_batch.governed_many(graph_ops, p)
+        for i in range(p.n):
+            got = gpu_batch.governed_many(graph_ops, p, point=i)
+            assert len(got) == len(graph_ops)
+            for a, g in zip(arrays, got, strict=True):
+                assert repr(g) == repr(a.at(i, "", ""))
+
+
+def test_stacked_at_equals_at_of_each_cut_op():
+    # stacked_at on a hand-made stack of 2 ops x 3 points: integer and boolean arrays are read as
+    # floats, a NaN time takes the array rule for the bound, a host dispatch at least the latency
+    # binds, and given kinds and FLOP replace the stack's (as a retagged cut would carry them).
+    from archsim.cost.types import CostArrays, stacked_at
+
+    g, h = 2, 3
+    rows = np.arange(g * h, dtype=np.float64)
+    fields = dict(
+        kind="stream", device="gpu", flop=7.0, latency_s=rows + 1.0,
+        time_by_unit_s={"vector": np.array([1.0, np.nan, 3.0, 4.0, 5.0, 6.0]), "dram": rows + 0.5,
+                        "overhead": np.full(g * h, 0.25)},
+        bytes_by_level={"dram": np.arange(g * h, dtype=np.int64)}, flop_by_unit={"vector:fp16": rows * 2.0},
+        read_bytes={"dram": rows}, write_bytes={}, dram_activations=np.ones(g * h, dtype=bool),
+        link_bytes=np.zeros(g * h), overhead_s=np.full(g * h, 0.25), launches=np.ones(g * h),
+        energy_breakdown_j={"dram": rows * 1e-3, "static": rows * 3e-3}, static_power_w=np.full(g * h, 40.0),
+        extra={"waves": rows / 3.0}, dispatch_s=np.array([0.0, 0.0, 4.0, 4.0, 0.0, 1.0]))
+    stack = CostArrays.from_fields(fields)
+
+    def cut(j, kind, flop):
+        one = {k: (v[j * h:(j + 1) * h] if isinstance(v, np.ndarray)
+                   else {n: x[j * h:(j + 1) * h] for n, x in v.items()} if isinstance(v, dict) else v)
+               for k, v in fields.items()}
+        return CostArrays.from_fields({**one, "kind": kind, "flop": flop})
+
+    for i in range(h):
+        got = stacked_at(stack, g, h, i, ["relu", "add"], [3.0, 5.0])
+        assert [repr(x) for x in got] == [repr(cut(j, k, f).at(i, "", ""))
+                                          for j, (k, f) in enumerate([("relu", 3.0), ("add", 5.0)])]
+        assert [repr(x) for x in stacked_at(stack, g, h, i)] == [repr(cut(j, "stream", 7.0).at(i, "", ""))
+                                                                 for j in range(g)]
+        one = cut(1, "stream", 7.0)  # a stack of one op (read with at())
+        assert repr(stacked_at(one, 1, h, i, ["add"], [5.0])) == repr([cut(1, "add", 5.0).at(i, "", "")])
+        assert repr(stacked_at(one, 1, h, i)) == repr([one.at(i, "", "")])
+    assert stacked_at(stack, g, h, 2)[0].bound == "overhead"  # dispatch 4 s >= latency 3 s
+    assert stacked_at(stack, g, h, 1)[0].bound == stack.bounds()[1] == "vector"  # NaN: the array rule

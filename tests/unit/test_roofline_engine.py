@@ -195,3 +195,19 @@ def test_estimator_reuses_op_costs_and_gives_the_same_bits(v100):
     assert len(est._costs) == 2  # per hardware content
     est.clear()
     assert not est._costs
+
+
+def test_single_estimate_from_stacked_rows_equals_the_cost_arrays_path():
+    # A plain estimate reads each GPU op's one-point cost from its class's stacked rows
+    # (cost_all(point=0)); an Estimator, overlap and software profiles take the CostArrays and
+    # CostArrays.at. The RunResults must be equal to the bit (repr: every float, key order, bound).
+    from archsim.engines import Estimator
+    from archsim.workload import zoo
+
+    graphs = [zoo.resnet50(batch=2, dtype="fp16"), zoo.bert_base(batch=1, seq_len=64, dtype="fp16"),
+              zoo.resnet18(batch=2, dtype="fp32", training=True)]
+    for pid in ("gpu/v100-sxm2-16gb", "gpu/t4", "system/dgx-a100", "cpu/" + next(
+            p.split("/")[1] for p in presets.list_presets() if p.startswith("cpu/"))):
+        hw = presets.load_preset(pid)
+        for g in graphs:
+            assert repr(estimate(g, hw)) == repr(Estimator().estimate(g, hw)), (pid, g.name)
