@@ -70,7 +70,10 @@ def test_chunk_leaves_the_collector_as_it_found_it(v100):
     try:
         frozen = gc.get_freeze_count()
         evaluate_chunk(payload, tasks)
-        assert gc.get_freeze_count() == frozen
+        # Not unfrozen (the count would drop to 0) and nothing frozen again (it would grow); a
+        # frozen object that dies meanwhile (another thread's frame, a replaced cache entry)
+        # leaves the permanent generation, so the count may fall by a few.
+        assert 0.99 * frozen <= gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
 
