@@ -167,30 +167,46 @@ class CostArrays:
         times = {k: float(v.item(i)) for k, v in self.time_by_unit_s.items()}
         breakdown = {k: float(v.item(i)) for k, v in self.energy_breakdown_j.items()}
         extra = {k: float(v.item(i)) for k, v in self.extra.items()}
-        latency = float(self.latency_s.item(i))
-        host = False
-        if self.dispatch_s is not None:
-            dispatch = extra["host_dispatch_s"] = float(self.dispatch_s.item(i))
-            host = dispatch > 0 and dispatch >= latency  # dispatch_bound() at point i
-        flop_by_unit = {k: float(v.item(i)) for k, v in self.flop_by_unit.items()}
-        executed = 0.0  # flop_executed() at point i: the same additions, in order
-        for v in flop_by_unit.values():
-            executed = executed + v
-        return _built(OpCost, dict(
-            name=name, kind=self.kind, phase=phase, device=self.device,
-            flop=executed if self.flop_by_unit else float(self.flop),
-            latency_s=latency, bound="overhead" if host else _bound(times) or self.bounds()[i],
-            time_by_unit_s=times,
-            bytes_by_level={k: float(v.item(i)) for k, v in self.bytes_by_level.items()},
-            actions=_built(Actions, dict(flop=flop_by_unit,
-                                         read_bytes={k: float(v.item(i)) for k, v in self.read_bytes.items()},
-                                         write_bytes={k: float(v.item(i)) for k, v in self.write_bytes.items()},
-                                         dram_activations=float(self.dram_activations.item(i)),
-                                         link_bytes=float(self.link_bytes.item(i)))),
-            overhead_s=float(self.overhead_s.item(i)), launches=float(self.launches.item(i)),
-            energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
-            static_power_w=float(self.static_power_w.item(i)), extra=extra, flop_nominal=float(self.flop),
-        ))
+        return _point_cost(
+            name, phase, self.kind, self.device, self.flop, bool(self.flop_by_unit), times, breakdown, extra,
+            float(self.latency_s.item(i)), None if self.dispatch_s is None else float(self.dispatch_s.item(i)),
+            {k: float(v.item(i)) for k, v in self.flop_by_unit.items()},
+            {k: float(v.item(i)) for k, v in self.bytes_by_level.items()},
+            {k: float(v.item(i)) for k, v in self.read_bytes.items()},
+            {k: float(v.item(i)) for k, v in self.write_bytes.items()},
+            float(self.dram_activations.item(i)), float(self.link_bytes.item(i)), float(self.overhead_s.item(i)),
+            float(self.launches.item(i)), float(self.static_power_w.item(i)), lambda: self.bounds()[i])
+
+
+def _point_cost(name: str, phase: str, kind: str, device: str, nominal: Any, has_units: bool,
+                times: dict[str, float], breakdown: dict[str, float], extra: dict[str, float], latency: float,
+                dispatch: float | None, flop_by_unit: dict[str, float], levels: dict[str, float],
+                reads: dict[str, float], writes: dict[str, float], activations: float, link: float,
+                overhead: float, launches: float, static: float, array_bound: Any) -> OpCost:
+    """The :class:`OpCost` of one op at one point from its values there (the floats of
+    :meth:`CostArrays.at` and :func:`stacked_at`): the host-dispatch bound, the executed FLOP and the
+    bound as the array methods give them; ``array_bound()`` is :meth:`CostArrays.bounds` at this
+    point, read only when a time is NaN. ``extra`` gains ``host_dispatch_s`` where there is one."""
+    host = False
+    if dispatch is not None:
+        extra["host_dispatch_s"] = dispatch
+        host = dispatch > 0 and dispatch >= latency  # dispatch_bound() at this point
+    executed = 0.0  # flop_executed() at this point: the same additions, in order
+    for v in flop_by_unit.values():
+        executed = executed + v
+    bound = "overhead" if host else _bound(times)
+    if bound is None:  # a NaN time: the array rule of CostArrays.bounds
+        bound = array_bound()
+    return _built(OpCost, dict(
+        name=name, kind=kind, phase=phase, device=device,
+        flop=executed if has_units else float(nominal),
+        latency_s=latency, bound=bound, time_by_unit_s=times, bytes_by_level=levels,
+        actions=_built(Actions, dict(flop=flop_by_unit, read_bytes=reads, write_bytes=writes,
+                                     dram_activations=activations, link_bytes=link)),
+        overhead_s=overhead, launches=launches,
+        energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
+        static_power_w=static, extra=extra, flop_nominal=float(nominal),
+    ))
 
 
 def stacked_at(c: CostArrays, g: int, h: int, i: int, kinds: Sequence[str] | None = None,
@@ -227,34 +243,18 @@ def stacked_at(c: CostArrays, g: int, h: int, i: int, kinds: Sequence[str] | Non
     dispatch = None if c.dispatch_s is None else column(c.dispatch_s)
     kinds = itertools.repeat(c.kind, g) if kinds is None else kinds
     flops = itertools.repeat(c.flop, g) if flops is None else flops
-    bounds: list[str] | None = None
-    out = []
-    for j, kind, nominal in zip(range(g), kinds, flops, strict=False):
-        extra, lat = extras[j], latency[j]
-        host = False
-        if dispatch is not None:
-            d = extra["host_dispatch_s"] = dispatch[j]
-            host = d > 0 and d >= lat
-        flop_by_unit = by_unit[j]
-        executed = 0.0
-        for v in flop_by_unit.values():
-            executed = executed + v
-        bound = "overhead" if host else _bound(times[j])
-        if bound is None:  # a NaN time: the array rule of CostArrays.bounds
-            bounds = c.bounds() if bounds is None else bounds
-            bound = bounds[j * h + i]
-        breakdown = breakdowns[j]
-        out.append(_built(OpCost, dict(
-            name="", kind=kind, phase="", device=c.device,
-            flop=executed if c.flop_by_unit else float(nominal),
-            latency_s=lat, bound=bound, time_by_unit_s=times[j], bytes_by_level=levels[j],
-            actions=_built(Actions, dict(flop=flop_by_unit, read_bytes=reads[j], write_bytes=writes[j],
-                                         dram_activations=activations[j], link_bytes=link[j])),
-            overhead_s=overhead[j], launches=launches[j],
-            energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown,
-            static_power_w=static[j], extra=extra, flop_nominal=float(nominal),
-        )))
-    return out
+    bounds: list[list[str]] = []  # CostArrays.bounds of the stack, computed when first needed
+
+    def array_bound(j: int) -> str:
+        if not bounds:
+            bounds.append(c.bounds())
+        return bounds[0][j * h + i]
+
+    has_units = bool(c.flop_by_unit)
+    return [_point_cost("", "", kind, c.device, nominal, has_units, times[j], breakdowns[j], extras[j], latency[j],
+                        None if dispatch is None else dispatch[j], by_unit[j], levels[j], reads[j], writes[j],
+                        activations[j], link[j], overhead[j], launches[j], static[j], lambda j=j: array_bound(j))
+            for j, kind, nominal in zip(range(g), kinds, flops, strict=False)]
 
 
 def _built(cls: type, fields: dict[str, Any]) -> Any:
