@@ -462,11 +462,8 @@ class _Planner:
         if not any(opens):
             return sp.continuation()
         g = len(group)
-        mixed = object.__new__(TiledGPUParams)
-        mixed.__dict__.update({k: v for k, v in sp.__dict__.items() if k != "_continuation"})
-        mixed.__dict__["host_dispatch_s"] = np.where(np.repeat(opens, p.n), _tile(p.host_dispatch_s, g),
-                                                     _tile(p.host_launch_s, g))
-        return mixed
+        return sp.replaced(host_dispatch_s=np.where(np.repeat(opens, p.n), _tile(p.host_dispatch_s, g),
+                                                    _tile(p.host_launch_s, g)))
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:
         """Each request's cost from its class's stacked cost ``whole``; with ``stack_finals``, the

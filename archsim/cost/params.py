@@ -230,21 +230,23 @@ class TiledGPUParams:
         raise AttributeError(f"TiledGPUParams is read-only (field {name!r})")
 
     def continuation(self) -> TiledGPUParams:
-        """:meth:`GPUParams.continuation`, tiled the same way (kept on this view): the fields tiled
-        so far are shared, ``host_dispatch_s`` is the base continuation's, tiled when read."""
+        """:meth:`GPUParams.continuation`, tiled the same way (kept on this view)."""
         held = self.__dict__.get("_continuation")
         if held is None:
             base = self.__dict__["_base"]
             cont = base.continuation()
-            if cont is base:
-                held = self
-            else:
-                held = object.__new__(TiledGPUParams)
-                held.__dict__.update({k: v for k, v in self.__dict__.items()
-                                      if k not in ("_continuation", "host_dispatch_s")})
-                held.__dict__["_base"] = cont
+            held = self if cont is base else self.replaced(
+                _base=cont, host_dispatch_s=_tile(cont.host_dispatch_s, self.__dict__["_g"]))
             self.__dict__["_continuation"] = held
         return held
+
+    def replaced(self, **fields: Any) -> TiledGPUParams:
+        """This view with ``fields`` (name -> tiled value, or ``_base``) in place of its own; the
+        fields tiled so far are shared (read-only)."""
+        out = object.__new__(TiledGPUParams)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "_continuation"})
+        out.__dict__.update(fields)
+        return out
 
 
 def _field_names(cls: type) -> tuple[str, ...]:
