@@ -109,6 +109,28 @@ _PRESETS = ["gpu/h100-sxm5-80gb", "gpu/v100-sxm2-16gb", "cpu/epyc-genoa-2vcpu", 
 _BUILDERS: dict[str, Any] = {}
 
 
+_FACTORS = st.sampled_from([0.0, 0.5, 0.999, 1.0, 1.5, 2.0, 64.0, -1.0])
+"""Factors a leaf is moved by: 0 and negative included, so range and cross-field rules fail too."""
+
+
+def _whole_dump(builder: Any, overrides: list) -> Any:
+    """The reference for a point: ``validate_hardware`` of the base dump with ``overrides`` applied,
+    or the SchemaError it raises."""
+    from archsim.presets import validate_hardware
+    from archsim.sweep.evaluate import apply_overrides
+
+    try:
+        return validate_hardware(apply_overrides(builder.base_dump, overrides), builder.where)
+    except SchemaError as exc:
+        return exc
+
+
+def _assert_same_model(fast: Any, slow: Any) -> None:
+    assert type(fast) is type(slow)
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+
+
 def _builder(preset: str) -> Any:
     from archsim.presets import load_preset
     from archsim.sweep.points import PointBuilder
@@ -123,28 +145,20 @@ def _builder(preset: str) -> Any:
 def test_point_builder_is_whole_dump_validation(preset: str, data: Any) -> None:
     # A point built from the validated base equals validate_hardware of its whole dump; a point
     # the whole-dump validation rejects is rejected with the same error type and message.
-    from archsim.presets import validate_hardware
-    from archsim.sweep.evaluate import apply_overrides
-
     builder = _builder(preset)
     leaves = _leaves(builder.base_dump)
     picks = data.draw(st.lists(st.sampled_from(range(len(leaves))), min_size=1, max_size=3, unique=True))
     overrides = []
     for i in picks:
         path, value = leaves[i]
-        factor = data.draw(st.sampled_from([0.0, 0.5, 0.999, 1.0, 1.5, 2.0, 64.0, -1.0]))
-        overrides.append((path, _perturbed(value, factor, data.draw(st.booleans()))))
-    try:
-        slow = validate_hardware(apply_overrides(builder.base_dump, overrides), builder.where)
-    except SchemaError as exc:
+        overrides.append((path, _perturbed(value, data.draw(_FACTORS), data.draw(st.booleans()))))
+    slow = _whole_dump(builder, overrides)
+    if isinstance(slow, SchemaError):
         with pytest.raises(SchemaError) as fast_exc:
             builder.build(overrides)
-        assert str(fast_exc.value) == str(exc)
+        assert str(fast_exc.value) == str(slow)
         return
-    fast = builder.build(overrides)
-    assert type(fast) is type(slow)
-    assert fast == slow
-    assert fast.model_dump() == slow.model_dump()
+    _assert_same_model(builder.build(overrides), slow)
 
 
 _PREFIXED_NUMBERS = st.one_of(
@@ -217,15 +231,12 @@ def test_chunk_builder_is_whole_dump_validation_point_by_point(preset: str, data
     # A chunk of points overriding the same leaves (columns), values repeated across points: each
     # point built together equals validate_hardware of its whole dump, or fails with its error type
     # and message (the column path's shared tables and per-value checks change nothing).
-    from archsim.presets import validate_hardware
     from archsim.sweep.columns import ChunkBuilder
-    from archsim.sweep.evaluate import apply_overrides
 
     builder = _builder(preset)
     leaves = _leaves(builder.base_dump)
     picks = data.draw(st.lists(st.sampled_from(range(len(leaves))), min_size=1, max_size=3, unique=True))
-    factors = st.sampled_from([0.0, 0.5, 0.999, 1.0, 1.5, 2.0, 64.0, -1.0])
-    levels = [[_perturbed(leaves[i][1], data.draw(factors), data.draw(st.booleans())) for _ in range(3)]
+    levels = [[_perturbed(leaves[i][1], data.draw(_FACTORS), data.draw(st.booleans())) for _ in range(3)]
               for i in picks]
     n = data.draw(st.integers(1, 8))
     points = [[(leaves[i][0], column[data.draw(st.integers(0, 2))]) for i, column in zip(picks, levels, strict=True)]
@@ -233,14 +244,11 @@ def test_chunk_builder_is_whole_dump_validation_point_by_point(preset: str, data
     got = ChunkBuilder(builder).build(points)
     assert len(got) == n
     for overrides, fast in zip(points, got, strict=True):
-        try:
-            slow = validate_hardware(apply_overrides(builder.base_dump, overrides), builder.where)
-        except SchemaError as exc:
-            assert isinstance(fast, SchemaError) and str(fast) == str(exc)
+        slow = _whole_dump(builder, overrides)
+        if isinstance(slow, SchemaError):
+            assert isinstance(fast, SchemaError) and str(fast) == str(slow)
             continue
-        assert type(fast) is type(slow)
-        assert fast == slow
-        assert fast.model_dump() == slow.model_dump()
+        _assert_same_model(fast, slow)
 
 
 @settings(max_examples=60, deadline=None)
