@@ -264,8 +264,10 @@ def _point_evaluator(evaluator: Any, params: Mapping[str, Any]) -> Any:
 
 def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> Sequence[dict[str, Any]]:
     """Validate and evaluate every task of a chunk; one row per task, in task order."""
-    with _collect_young_only(pause=getattr(payload.evaluator, "columnar", False) is True):
-        return _evaluate_chunk(payload, tasks)
+    # archsim's vectorised roofline gives metric columns: the rows stay columns (ChunkRows).
+    columnar = getattr(payload.evaluator, "columnar", False) is True
+    with _collect_young_only(pause=columnar):
+        return _evaluate_chunk(payload, tasks, columnar)
 
 
 def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Sequence[Any]], list[Any]]:
@@ -290,10 +292,8 @@ def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Sequence[Any]], 
         return whole
 
 
-def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> Sequence[dict[str, Any]]:
+def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask], columnar: bool) -> Sequence[dict[str, Any]]:
     built = _point_validator(payload.base_dump)([task.overrides for task in tasks])
-    # archsim's vectorised roofline gives metric columns: the rows stay columns (ChunkRows).
-    columnar = getattr(payload.evaluator, "columnar", False) is True
     out = RowsBuilder([task.key for task in tasks]) if columnar else None
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
 
