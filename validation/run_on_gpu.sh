@@ -5,7 +5,8 @@
 #
 # Everything lands in one folder, $OUT/<device> (DEVICE_DIR, default h200): measurements.csv,
 # provenance.json, ceilings.json, diagnostics.json, skipped.json, nvidia-smi.txt, env.txt, run.log.
-# Copy that folder to validation/data/<device>/ and commit it.
+# Copy that folder to validation/data/<device>/ and commit it. REPORT_OUT (default $DEST/report) is
+# where the closing report goes.
 #
 # The image has numba and numba-cuda; archsim's own dependencies (simpy, pydantic, pint) are not
 # needed to measure, but are installed from wheels in .whl/ when present and missing, so the report can
@@ -28,7 +29,7 @@ PY
 )
 if [ -n "$missing" ] && compgen -G ".whl/*.whl" > /dev/null; then
   echo "installing from .whl/ for: $missing"
-  pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || echo "wheel install failed"
+  python -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || echo "wheel install failed"
   export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -60,5 +61,5 @@ print(f"nvml: board power sampled for {n} of {len(cases)} cases")
 PY
 
 # The report needs archsim's engine; its result is informative here, the commit decides.
-timeout 60 python -m validation report --data "$OUT_ROOT" --out "$DEST/report" || echo "report exit status: $?"
+timeout 60 python -m validation report --data "$OUT_ROOT" --out "${REPORT_OUT:-$DEST/report}" || echo "report exit status: $?"
 exit "$rc"
