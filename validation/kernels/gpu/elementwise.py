@@ -20,6 +20,11 @@ from validation.kernels.gpu._common import GRID_STRIDE_BLOCKS, THREADS, ceil_div
 
 FAMILY = "elementwise"
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
+# The kernel's constants are float32: a Python float in a numba kernel is a float64, and float32 x
+# float64 promotes, so ``0.5 * v`` or ``v * _INV_SQRT2`` would run gelu (and its erf) in double precision.
+_HALF_F32 = np.float32(0.5)
+_ONE_F32 = np.float32(1.0)
+_INV_SQRT2_F32 = np.float32(_INV_SQRT2)
 
 
 @cuda.jit
@@ -38,7 +43,7 @@ def gelu_gs(y, x):
     stride = cuda.gridsize(1)
     while i < y.size:
         v = x[i]
-        y[i] = 0.5 * v * (1.0 + math.erf(v * _INV_SQRT2))
+        y[i] = _HALF_F32 * v * (_ONE_F32 + math.erf(v * _INV_SQRT2_F32))
         i += stride
 
 
