@@ -27,7 +27,9 @@ def _save(fig: Figure, stem: Path) -> list[Path]:
 def write_plots(rep: Any, dest: Path, budgets: dict[str, float]) -> list[Path]:
     """``scatter.{png,pdf}`` and ``error_vs_size.{png,pdf}`` of a device report into ``dest``."""
     families = sorted({r.family for r in rep.rows})
+    # Ten colours, then the same colours with another marker: no two families look alike.
     colours = {f: f"C{i % 10}" for i, f in enumerate(families)}
+    markers = {f: "osD^v"[(i // 10) % 5] for i, f in enumerate(families)}
 
     fig = Figure(figsize=(5.5, 5.0))
     ax = fig.add_subplot()
@@ -39,7 +41,8 @@ def write_plots(rep: Any, dest: Path, budgets: dict[str, float]) -> list[Path]:
     for fam in families:
         rows = [r for r in rep.rows if r.family == fam]
         ax.scatter(
-            [r.measured_s for r in rows], [r.predicted_s for r in rows], s=14, color=colours[fam], label=fam
+            [r.measured_s for r in rows], [r.predicted_s for r in rows], s=14, color=colours[fam],
+            marker=markers[fam], label=fam,
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -54,7 +57,7 @@ def write_plots(rep: Any, dest: Path, budgets: dict[str, float]) -> list[Path]:
     for fam in families:
         rows = [r for r in rep.rows if r.family == fam]
         size = [r.bytes_moved if r.bytes_moved > 0 else max(r.flop, 1) for r in rows]
-        ax.scatter(size, [r.error_pct for r in rows], s=14, color=colours[fam], label=fam)
+        ax.scatter(size, [r.error_pct for r in rows], s=14, color=colours[fam], marker=markers[fam], label=fam)
     ax.axhline(0.0, color="0.3", lw=0.8)
     for b in sorted(set(budgets.values())):
         ax.axhline(b, color="0.6", lw=0.6, ls="--")
