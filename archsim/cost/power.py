@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,7 +35,15 @@ import numpy as np
 
 from archsim.cost.types import CostArrays
 from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time
-from archsim.energy.dvfs import INPLACE_MIN, governed, writer
+from archsim.energy.dvfs import (
+    INPLACE_MIN,
+    _fmax,
+    governed,
+    point_clocked_power,
+    point_governed,
+    point_time,
+    writer,
+)
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 
 __all__ = ["apply", "MMA_FLOP_PER_WARP_INSTRUCTION", "MEMORY_BYTES_PER_LANE", "OFFCHIP", "TIME_SCALED"]
@@ -70,16 +79,20 @@ def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, g
     n = np.zeros_like(load_bytes)
     into = writer(n)
     for key, count in flop.items():
-        unit = key.partition(":")[0]
-        if gpu:
-            per = p.tensor_flop_per_instruction if unit == "tensor" else (
-                p.warp_size if unit == "special" else 2.0 * p.warp_size)
-        else:
-            lanes = p.simd_bytes / 4.0
-            per = lanes if unit == "special" else 2.0 * lanes * (8.0 if unit == "matrix" else 1.0)
-        n = into(np.add, n, into(np.divide, count, per, count), n)
+        n = into(np.add, n, into(np.divide, count, _flop_per_instruction(key, p, gpu), count), n)
     per = p.warp_size * MEMORY_BYTES_PER_LANE if gpu else p.simd_bytes
     return into(np.add, n, into(np.divide, load_bytes, per, load_bytes), n)
+
+
+def _flop_per_instruction(key: str, p: Any, gpu: bool) -> Any:
+    """FLOP of one instruction of the unit of FLOP key ``key`` (per point; ``p`` a pack or a
+    :class:`_Point`)."""
+    unit = key.partition(":")[0]
+    if gpu:
+        return p.tensor_flop_per_instruction if unit == "tensor" else (
+            p.warp_size if unit == "special" else 2.0 * p.warp_size)
+    lanes = p.simd_bytes / 4.0
+    return lanes if unit == "special" else 2.0 * lanes * (8.0 if unit == "matrix" else 1.0)
 
 
 def _rows(arrays: list[np.ndarray], rows: int | None = None) -> np.ndarray:
@@ -159,6 +172,10 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
     costs = list(costs)
     if not costs or not p.has_power.any():
         return costs
+    if len(costs) == 1 and getattr(costs[0].latency_s, "size", 0) == 1 and (counts is None or counts[0] == 1):
+        point = _point(costs[0], p, gpu)
+        if point is not None:
+            return [point]
     single = counts is None or all(g == 1 for g in counts)
     sizes = [1] * len(costs) if counts is None else list(counts)
     total_rows = None if single else sum(sizes)
@@ -309,6 +326,99 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
         out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))
     return out
+
+
+_POINT_FIELDS = ("issue_j", "dram_interface_j_per_byte", "core_leakage_w", "uncore_leakage_w", "board_power_w",
+                 "dram_background_w", "phy_power_w", "core_clock_power_w", "power_limit_w", "min_clock_hz",
+                 "clock_hz", "v_min", "v_max", "knee_clock_hz", "max_voltage_clock_hz")
+_POINT_GPU = (*_POINT_FIELDS, "warp_size", "tensor_flop_per_instruction", "sm_count", "noc_j_per_byte")
+_POINT_CPU = (*_POINT_FIELDS, "simd_bytes", "cores")
+
+
+def _point(c: CostArrays, p: Any, gpu: bool) -> CostArrays | None:
+    """:func:`apply` of one op at one point in Python floats: the same IEEE operations in the same
+    order as the arrays (numpy's maximum, clip and power where they differ from Python's), the same
+    bits, without numpy's per-call cost on one-entry arrays. ``None`` where an entry is not a
+    one-entry array or a division by zero needs numpy's inf and NaN (the arrays then)."""
+    try:
+        return _point_cost(c, p, gpu)
+    except (AttributeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def _point_cost(c: CostArrays, p: Any, gpu: bool) -> CostArrays:
+    """:func:`_point` (raises where it returns ``None``)."""
+    q = types.SimpleNamespace(**{f: getattr(p, f).item() for f in (_POINT_GPU if gpu else _POINT_CPU)})
+    level = {k: v.item() for k, v in c.bytes_by_level.items()}
+    n = 0.0
+    for key, count in c.flop_by_unit.items():
+        n = n + count.item() / _flop_per_instruction(key, q, gpu)
+    if gpu:
+        n = n + level.get("l2", 0.0) / (q.warp_size * MEMORY_BYTES_PER_LANE)
+    else:
+        n = n + level.get(p.caches[0].name, 0.0) / q.simd_bytes
+    issue = n * q.issue_j
+    noc = level.get("l2", 0.0) * q.noc_j_per_byte if gpu else 0.0
+    iface = level.get("dram", 0.0) * q.dram_interface_j_per_byte
+    onchip = issue + noc
+    offchip = iface
+    energy0 = {k: v.item() for k, v in c.energy_breakdown_j.items()}
+    for k, v in energy0.items():
+        if k in OFFCHIP:
+            offchip = offchip + v
+        elif k not in NOT_POWER_MODEL:
+            onchip = onchip + v
+    times0 = {k: v.item() for k, v in c.time_by_unit_s.items()}
+    clocked = [v for k, v in times0.items() if k != "overhead" and _clocked(k)]
+    unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
+    clock_s = functools.reduce(_fmax, clocked) if clocked else 0.0
+    memory_s = functools.reduce(_fmax, unclocked) if unclocked else 0.0
+    latency, fixed = c.latency_s.item(), c.overhead_s.item()
+    excess = _fmax(latency - fixed - _fmax(clock_s, memory_s), 0.0)
+    cores = q.sm_count if gpu else q.cores
+    got = c.extra.get("blocks" if gpu else "threads")
+    active = 1.0 if got is None or got.item() != got.item() else got.item() / cores
+    active = 0.0 if active < 0.0 else (1.0 if active > 1.0 else active)  # numpy's clip (-0 and NaN kept)
+    terms = PowerTerms(nominal_hz=q.clock_hz, fixed_s=fixed, clock_s=clock_s, memory_s=memory_s, excess_s=excess,
+                       onchip_j=onchip, offchip_j=offchip,
+                       board_w=q.board_power_w + q.dram_background_w + q.phy_power_w,
+                       leakage_w=q.core_leakage_w * cores * active + q.uncore_leakage_w,
+                       clock_w=q.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent,
+                       curve=VFCurve(q.v_min, q.v_max, q.knee_clock_hz, q.max_voltage_clock_hz))
+    ratio, nominal_s = point_governed(terms, q.power_limit_w, q.min_clock_hz / q.clock_hz)
+    lat = latency + (point_time(terms, ratio) - nominal_s)
+    watts = point_clocked_power(terms, ratio)
+    scale = watts.v2
+    energy = {k: (v if k in OFFCHIP else v * scale) for k, v in energy0.items() if k not in NOT_POWER_MODEL}
+    energy["issue"] = issue * scale
+    if gpu:
+        energy["noc"] = noc * scale
+    energy["dram_interface"] = iface + q.phy_power_w * lat
+    energy["static"] = (watts.board_w - q.phy_power_w) * lat
+    energy["leakage"] = watts.leakage_w * lat
+    energy["clock"] = watts.clock_w * lat
+    total = None
+    for v in energy.values():
+        total = v if total is None else total + v
+    times = {"power": lat - fixed if lat > latency * (1.0 + 1e-12) else 0.0}
+    times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
+    # One array of every value, cut into one-entry rows; the values the clock leaves alone are the
+    # op's own arrays.
+    values = [lat, watts.clock_hz, total / lat if lat > 0 else 0.0, 1.0 if ratio < 1.0 else 0.0,
+              *times.values(), *energy.values()]
+    rows = list(np.array(values).reshape(-1, 1))
+    lat_i, clock_i, power_i, limited_i = rows[:4]
+    t_i = dict(zip(times, rows[4:], strict=False))
+    e_i = dict(zip(energy, rows[4 + len(times):], strict=True))
+    for k, v in c.time_by_unit_s.items():
+        if not _clocked(k):
+            t_i[k] = v
+    for k, v in c.energy_breakdown_j.items():
+        if k in e_i and k in OFFCHIP and k not in _ADDED:
+            e_i[k] = v
+    extra = {**c.extra, **dict(zip(EXTRA_KEYS, (clock_i, power_i, limited_i), strict=True))}
+    return CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
+                                   "energy_breakdown_j": e_i, "extra": extra})
 
 
 _ADDED = ("issue", "noc", "dram_interface", "static", "leakage", "clock")

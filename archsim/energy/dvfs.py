@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["VFCurve", "PowerTerms", "ClockedPower", "voltage", "op_time", "clocked_power", "op_power", "total_power",
-           "solve_clock", "governed", "writer", "INPLACE_MIN"]
+           "solve_clock", "governed", "writer", "INPLACE_MIN", "point_time", "point_clocked_power",
+           "point_governed"]
 
 BISECTION_STEPS = 20
 """Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
@@ -227,6 +228,49 @@ def _nominal_power(t: PowerTerms) -> tuple[np.ndarray, np.ndarray]:
     total = into(np.add, total, c.clock_w, total)
     total = into(np.add, total, onchip, total)
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
+
+
+def _fmax(a: float, b: float) -> float:
+    """``numpy.maximum`` of two Python floats: NaN propagates, and of two equal values (0 and -0) the
+    second, as numpy's vector loop gives it."""
+    return a if (a > b or a != a) else b
+
+
+def point_time(t: PowerTerms, ratio: float) -> float:
+    """:func:`op_time` of terms of Python floats (one op at one point): the same operations."""
+    return t.fixed_s + _fmax(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
+
+
+def point_clocked_power(t: PowerTerms, ratio: float) -> ClockedPower:
+    """:func:`clocked_power` of terms of Python floats (one op at one point; ``t.leakage_exponent`` a
+    one-entry array): the same operations, V^n by numpy's power as the arrays get it (its vector
+    loop's own ``pow``, not the C library's). Raises ZeroDivisionError where numpy would divide by 0."""
+    c = t.curve
+    f = t.nominal_hz * ratio
+    rel = (c.v_min + (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz) * _fmax(f - c.knee_hz, 0.0)) / c.v_max
+    v2 = rel * rel  # rel ** 2 of an array is numpy's square
+    return ClockedPower(clock_hz=f, v2=v2, board_w=t.board_w + 0.0 * ratio,
+                        leakage_w=t.leakage_w * (np.array([rel]) ** t.leakage_exponent).item(),
+                        clock_w=t.clock_w * (f / c.vmax_hz) * v2)
+
+
+def point_governed(t: PowerTerms, limit_w: float, min_ratio: float) -> tuple[float, float]:
+    """:func:`governed` of terms of Python floats (:func:`point_clocked_power`): the clock ratio and
+    the time at the nominal clock, the same floats (the governor's one column of its table)."""
+    c = point_clocked_power(t, 1.0)
+    time = point_time(t, 1.0)
+    inv = 1.0 / time if time > 0 else 0.0
+    power = c.board_w + c.leakage_w + c.clock_w + t.onchip_j * c.v2 * inv + t.offchip_j * inv
+    if not power > limit_w:
+        return 1.0, time
+    v = t.curve
+    n = t.leakage_exponent.item()
+    table = np.array([min_ratio, v.v_min, (v.v_max - v.v_min) / (v.vmax_hz - v.knee_hz), t.nominal_hz, v.knee_hz,
+                      v.v_max, t.fixed_s, t.clock_s, t.memory_s, t.excess_s, t.board_w, t.leakage_w,
+                      t.clock_w * t.nominal_hz / v.vmax_hz, t.onchip_j, t.offchip_j, limit_w, n]).reshape(-1, 1)
+    from archsim.energy import governor  # numba: imported once some point is over its limit
+
+    return governor.bisect(table, BISECTION_STEPS, n == 3.0).item(), time
 
 
 def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
