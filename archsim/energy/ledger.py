@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from archsim.energy.dvfs import _call, writer
 from archsim.errors import EngineError
 
 __all__ = ["COMPONENTS", "EnergyPrices", "account"]
@@ -58,32 +59,44 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
     """
     out: dict[str, np.ndarray] = {}
     compute = np.zeros_like(np.asarray(time_s, dtype=np.float64))
+    into = writer(compute)
     for key, count in flop.items():
         count = np.asarray(count, dtype=np.float64)
         if not count.any():
             continue
         price = prices.flop_j.get(key)
         used = count > 0
-        missing = f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]"
         if price is None:
-            raise EngineError(missing)
+            raise EngineError(_missing(key))
         if not np.isfinite(price).all():  # the usual table is all finite: nothing to check or replace
             if (np.isnan(price) & used).any():
-                raise EngineError(missing)
+                raise EngineError(_missing(key))
             # 0 x NaN is NaN: a point that does not use this unit (a P100's absent Tensor Cores, in a
             # sweep with an A100) must add nothing, not poison its total.
             price = np.nan_to_num(price, nan=0.0)
-        compute = compute + np.where(used, count * price, 0.0)
+        energy = count * price
+        if into is _call or energy.shape != compute.shape:
+            compute = compute + np.where(used, energy, 0.0)
+        else:  # the same floats: compute, a sum from +0 of such terms, is never -0 (adding +0 leaves it)
+            compute = np.add(compute, energy, out=compute, where=used)
     out["compute"] = compute
     for level in dict.fromkeys([*read_bytes, *write_bytes]):
         r = np.asarray(read_bytes.get(level, 0.0), dtype=np.float64)
         w = np.asarray(write_bytes.get(level, 0.0), dtype=np.float64)
-        e = r * prices.read_j_per_byte[level] + w * prices.write_j_per_byte[level]
+        e = r * prices.read_j_per_byte[level]
+        e = into(np.add, e, w * prices.write_j_per_byte[level], e)
         if level == "dram":
-            e = e + np.asarray(dram_activations, dtype=np.float64) * prices.activation_j
-        out[level] = out.get(level, 0.0) + e
+            e = into(np.add, e, np.asarray(dram_activations, dtype=np.float64) * prices.activation_j, e)
+        out[level] = into(np.add, out.get(level, 0.0), e, e)
     link = np.asarray(link_bytes, dtype=np.float64)
     if link.any():
-        out["link"] = out.get("link", 0.0) + link * prices.link_j_per_byte
+        e = link * prices.link_j_per_byte
+        out["link"] = into(np.add, out.get("link", 0.0), e, e)
     out["static"] = prices.static_power_w * np.asarray(time_s, dtype=np.float64)
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+
+
+def _missing(key: str) -> str:
+    """The error of a FLOP key the energy table does not price."""
+    return f"the energy table has no FLOP energy for {key!r}; add it to the preset's [energy]"
+
