@@ -176,6 +176,11 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
         point = _point(costs[0], p, gpu)
         if point is not None:
             return [point]
+    return _apply_arrays(costs, p, gpu, counts)
+
+
+def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None) -> list[CostArrays]:
+    """:func:`apply` over (ops, points) arrays (any number of ops and points)."""
     single = counts is None or all(g == 1 for g in counts)
     sizes = [1] * len(costs) if counts is None else list(counts)
     total_rows = None if single else sum(sizes)

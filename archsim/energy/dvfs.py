@@ -60,7 +60,7 @@ def _into(ufunc: np.ufunc, a: Any, b: Any, out: Any) -> Any:
     """``ufunc(a, b)`` written into ``out`` (``a`` or ``b``: a temporary the caller owns) when that has
     the result's shape: the same floats, one new array fewer."""
     try:
-        return ufunc(a, b, out)
+        return ufunc(a, b, out=out)
     except (TypeError, ValueError):  # out is a scalar, or smaller than the broadcast result
         return ufunc(a, b)
 
