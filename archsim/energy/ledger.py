@@ -14,6 +14,7 @@ power). Everything except ``compute`` and ``static`` is data movement.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -57,6 +58,13 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
     A priced action whose energy is unknown (NaN: a precision missing from the device's table) is
     an error naming it, unless its count is zero.
     """
+    if getattr(time_s, "shape", None) == (1,):
+        try:
+            return _account_point(prices, flop, read_bytes, write_bytes, dram_activations, link_bytes, time_s)
+        except EngineError:
+            raise
+        except (TypeError, ValueError):  # an entry not of one point: the arrays
+            pass
     out: dict[str, np.ndarray] = {}
     compute = np.zeros_like(np.asarray(time_s, dtype=np.float64))
     into = writer(compute)
@@ -94,6 +102,60 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
         out["link"] = into(np.add, out.get("link", 0.0), e, e)
     out["static"] = prices.static_power_w * np.asarray(time_s, dtype=np.float64)
     return {k: np.asarray(v, dtype=np.float64) for k, v in out.items()}
+
+
+_MAX = float(np.finfo(np.float64).max)
+
+
+def _count(a: np.ndarray | float) -> float:
+    """A count of one point: a (1,) or 0-d array, or a scalar (ValueError otherwise)."""
+    if isinstance(a, np.ndarray) and a.shape not in ((1,), ()):
+        raise ValueError("not one point")
+    return float(a.item() if isinstance(a, np.ndarray) else a)
+
+
+def _price(a: np.ndarray) -> float:
+    """A price of one point: a (1,) float64 array (ValueError otherwise: the result's shape is the arrays')."""
+    if getattr(a, "shape", None) != (1,) or a.dtype != np.float64:
+        raise ValueError("not one point")
+    return a.item()
+
+
+def _account_point(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_bytes: Mapping[str, np.ndarray],
+                   write_bytes: Mapping[str, np.ndarray], dram_activations: np.ndarray | float,
+                   link_bytes: np.ndarray | float, time_s: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`account` at one point (``time_s`` and the prices used of shape (1,)) in Python floats:
+    the same operations in the same order, each component a new (1,) array. ValueError where an
+    entry is not of one point (the arrays then)."""
+    out: dict[str, float] = {}
+    compute = 0.0
+    for key, count in flop.items():
+        count = _count(count)
+        if not count:
+            continue
+        price = prices.flop_j.get(key)
+        used = count > 0
+        if price is None:
+            raise EngineError(_missing(key))
+        price = _price(price)
+        if not math.isfinite(price):
+            if price != price and used:
+                raise EngineError(_missing(key))
+            # np.nan_to_num: NaN to 0, +-inf to the largest finite floats.
+            price = 0.0 if price != price else (_MAX if price > 0 else -_MAX)
+        compute = compute + (count * price if used else 0.0)
+    out["compute"] = compute
+    for level in dict.fromkeys([*read_bytes, *write_bytes]):
+        e = (_count(read_bytes.get(level, 0.0)) * _price(prices.read_j_per_byte[level])
+             + _count(write_bytes.get(level, 0.0)) * _price(prices.write_j_per_byte[level]))
+        if level == "dram":
+            e = e + _count(dram_activations) * _price(prices.activation_j)
+        out[level] = out.get(level, 0.0) + e
+    link = _count(link_bytes)
+    if link:
+        out["link"] = out.get("link", 0.0) + link * _price(prices.link_j_per_byte)
+    out["static"] = _price(prices.static_power_w) * _price(time_s)
+    return {k: np.array([v]) for k, v in out.items()}
 
 
 def _missing(key: str) -> str:

@@ -191,3 +191,38 @@ def test_one_entry_gather_is_the_general_gather():
     got = dvfs._gather(terms, (1, 1), flat)
     assert got.flags.c_contiguous and got.dtype == np.float64
     assert got.tobytes() == want.tobytes()
+
+
+VALUES = st.sampled_from([0.0, -0.0, 1.0, 3.5e9, -2.0, 1e-300, np.nan])
+PRICES = st.sampled_from([0.0, 1e-12, 3.7e-11, 2.0, np.nan, np.inf])
+
+
+@settings(max_examples=150, deadline=None)
+@given(counts=st.lists(VALUES, min_size=9, max_size=9), prices=st.lists(PRICES, min_size=10, max_size=10),
+       time=st.sampled_from([0.0, 1e-6, 2.5]))
+def test_ledger_at_one_point_is_the_arrays(counts, prices, time):
+    # One point in floats (ledger._account_point) against the same numbers at two points (the arrays).
+    def build(n):
+        a = lambda x: np.full(n, x)  # noqa: E731
+        p = ledger.EnergyPrices(flop_j={"tensor:fp16": a(prices[0]), "vector:fp32": a(prices[1])},
+                                read_j_per_byte={"l2": a(prices[2]), "dram": a(prices[3]), "l1": a(prices[9])},
+                                write_j_per_byte={"l2": a(prices[4]), "dram": a(prices[5]), "l1": a(prices[9])},
+                                activation_j=a(prices[6]), link_j_per_byte=a(prices[7]),
+                                static_power_w=a(prices[8]))
+        return (p, {"tensor:fp16": a(counts[0]), "vector:fp32": counts[1]}, {"l2": a(counts[2]), "dram": a(counts[3])},
+                {"dram": a(counts[4]), "l1": a(counts[5])}, a(counts[6]), a(counts[7]), a(time))
+
+    def run(n):
+        try:
+            with np.errstate(all="ignore"):  # inf and NaN prices on purpose
+                return ledger.account(*build(n))
+        except archsim.errors.EngineError as e:
+            return str(e)
+
+    one, two = run(1), run(2)
+    if isinstance(two, str):
+        assert one == two
+        return
+    assert list(one) == list(two)
+    for k in one:
+        assert one[k].shape == (1,) and one[k].tobytes() == two[k][:1].tobytes(), k
