@@ -17,6 +17,10 @@ The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
 ``extra["power_limited"]`` (1 where the limit lowered the clock); where that cost time, the time
 key ``power`` holds the op's kernel time and its bound reads ``power``.
 
+The arithmetic is numpy's over (ops, points) arrays: the costs' arrays stacked into one block,
+written into where large (:func:`archsim.energy.dvfs.writer`); one op at one point (a lone
+estimate) runs the same operations in Python floats (:func:`_point`), with the same bits.
+
 Instruction counts are first-order: a vector FMA warp instruction does 2 x warp_size FLOP, a
 Tensor Core warp MMA ``tensor_core.flop_per_instruction`` (the issued SASS instruction), a global load or store moves
 ``MEMORY_BYTES_PER_LANE`` per lane; a CPU vector instruction does 2 x SIMD lanes FLOP and a load
@@ -37,7 +41,7 @@ from archsim.cost.types import CostArrays
 from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time
 from archsim.energy.dvfs import (
     INPLACE_MIN,
-    _fmax,
+    float_maximum,
     governed,
     point_clocked_power,
     point_governed,
@@ -376,10 +380,10 @@ def _point_cost(c: CostArrays, p: Any, gpu: bool) -> CostArrays:
     times0 = {k: v.item() for k, v in c.time_by_unit_s.items()}
     clocked = [v for k, v in times0.items() if k != "overhead" and _clocked(k)]
     unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
-    clock_s = functools.reduce(_fmax, clocked) if clocked else 0.0
-    memory_s = functools.reduce(_fmax, unclocked) if unclocked else 0.0
+    clock_s = functools.reduce(float_maximum, clocked) if clocked else 0.0
+    memory_s = functools.reduce(float_maximum, unclocked) if unclocked else 0.0
     latency, fixed = c.latency_s.item(), c.overhead_s.item()
-    excess = _fmax(latency - fixed - _fmax(clock_s, memory_s), 0.0)
+    excess = float_maximum(latency - fixed - float_maximum(clock_s, memory_s), 0.0)
     cores = q.sm_count if gpu else q.cores
     got = c.extra.get("blocks" if gpu else "threads")
     active = 1.0 if got is None or got.item() != got.item() else got.item() / cores

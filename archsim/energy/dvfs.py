@@ -31,7 +31,7 @@ import numpy as np
 
 __all__ = ["VFCurve", "PowerTerms", "ClockedPower", "voltage", "op_time", "clocked_power", "op_power", "total_power",
            "solve_clock", "governed", "writer", "INPLACE_MIN", "point_time", "point_clocked_power",
-           "point_governed"]
+           "point_governed", "float_maximum"]
 
 BISECTION_STEPS = 20
 """Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
@@ -230,7 +230,7 @@ def _nominal_power(t: PowerTerms) -> tuple[np.ndarray, np.ndarray]:
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
 
 
-def _fmax(a: float, b: float) -> float:
+def float_maximum(a: float, b: float) -> float:
     """``numpy.maximum`` of two Python floats: NaN propagates, and of two equal values (0 and -0) the
     second, as numpy's vector loop gives it."""
     return a if (a > b or a != a) else b
@@ -238,7 +238,7 @@ def _fmax(a: float, b: float) -> float:
 
 def point_time(t: PowerTerms, ratio: float) -> float:
     """:func:`op_time` of terms of Python floats (one op at one point): the same operations."""
-    return t.fixed_s + _fmax(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
+    return t.fixed_s + float_maximum(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
 
 
 def point_clocked_power(t: PowerTerms, ratio: float) -> ClockedPower:
@@ -247,7 +247,7 @@ def point_clocked_power(t: PowerTerms, ratio: float) -> ClockedPower:
     loop's own ``pow``, not the C library's). Raises ZeroDivisionError where numpy would divide by 0."""
     c = t.curve
     f = t.nominal_hz * ratio
-    rel = (c.v_min + (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz) * _fmax(f - c.knee_hz, 0.0)) / c.v_max
+    rel = (c.v_min + (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz) * float_maximum(f - c.knee_hz, 0.0)) / c.v_max
     v2 = rel * rel  # rel ** 2 of an array is numpy's square
     return ClockedPower(clock_hz=f, v2=v2, board_w=t.board_w + 0.0 * ratio,
                         leakage_w=t.leakage_w * (np.array([rel]) ** t.leakage_exponent).item(),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from archsim.energy.dvfs import _call, writer
+from archsim.energy import dvfs
 from archsim.errors import EngineError
 
 __all__ = ["COMPONENTS", "EnergyPrices", "account"]
@@ -67,7 +67,8 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
             pass
     out: dict[str, np.ndarray] = {}
     compute = np.zeros_like(np.asarray(time_s, dtype=np.float64))
-    into = writer(compute)
+    into = dvfs.writer(compute)
+    inplace = compute.size >= dvfs.INPLACE_MIN
     for key, count in flop.items():
         count = np.asarray(count, dtype=np.float64)
         if not count.any():
@@ -83,7 +84,7 @@ def account(prices: EnergyPrices, flop: Mapping[str, np.ndarray | float], read_b
             # sweep with an A100) must add nothing, not poison its total.
             price = np.nan_to_num(price, nan=0.0)
         energy = count * price
-        if into is _call or energy.shape != compute.shape:
+        if not inplace or energy.shape != compute.shape:
             compute = compute + np.where(used, energy, 0.0)
         else:  # the same floats: compute, a sum from +0 of such terms, is never -0 (adding +0 leaves it)
             compute = np.add(compute, energy, out=compute, where=used)

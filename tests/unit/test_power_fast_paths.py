@@ -178,7 +178,7 @@ def test_float_maximum_and_clip_are_numpys():
     for a in SPECIAL:
         for b in SPECIAL:
             want = np.maximum(np.array([a]), np.array([b]))
-            assert np.float64(dvfs._fmax(a, b)).tobytes() == want.tobytes(), (a, b)
+            assert np.float64(dvfs.float_maximum(a, b)).tobytes() == want.tobytes(), (a, b)
         x = 0.0 if a < 0.0 else (1.0 if a > 1.0 else a)  # power._point_cost's clip
         assert np.float64(x).tobytes() == np.clip(np.array([a]), 0.0, 1.0).tobytes(), a
 
