@@ -193,16 +193,17 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     lone = single and len(costs) == 1
     last = p.caches[-1].name if not gpu else "l2"
     loads = "l2" if gpu else p.caches[0].name  # where load instructions are counted from
-    zero = np.zeros_like(costs[0].latency_s)
     occupancy = [c.extra.get("blocks" if gpu else "threads") for c in costs]
+    unknown = any(o is None for o in occupancy)
     if single:
+        zero = np.zeros_like(costs[0].latency_s)
         zeros = [zero] * len(costs)
-        nans = itertools.repeat(np.full_like(zero, np.nan) if any(o is None for o in occupancy) else None)
+        nans = itertools.repeat(np.full_like(zero, np.nan) if unknown else None)
     else:
         h = p.n
         by_size = {g: np.zeros(g * h) for g in dict.fromkeys(sizes)}
         zeros = [by_size[g] for g in sizes]
-        nans = [np.full(g * h, np.nan) for g in sizes]
+        nans = [np.full(g * h, np.nan) for g in sizes] if unknown else itertools.repeat(None)
 
     def column(dicts: list[dict[str, np.ndarray]], k: str) -> list[np.ndarray]:
         # Each cost's array of key k, 0 where it has none (the stacking of missing keys).
@@ -316,10 +317,12 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     elif single:
         cut = list
     else:
-        starts = np.cumsum([0, *sizes]).tolist()
+        starts = list(itertools.accumulate(sizes, initial=0))
 
         def cut(a: np.ndarray) -> list[np.ndarray]:
-            return [a[s:e].reshape(-1) for s, e in zip(starts[:-1], starts[1:], strict=True)]
+            # a[s:e].reshape(-1): the same view, cut from the flat array (one reshape, not one each).
+            flat, h = a.reshape(-1), a.shape[-1]
+            return [flat[s * h:e * h] for s, e in zip(starts[:-1], starts[1:], strict=True)]
 
     times = {k: cut(v) for k, v in times.items()}
     energy = {k: cut(v) for k, v in energy.items()}
