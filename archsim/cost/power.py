@@ -89,8 +89,8 @@ def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, g
 
 
 def _flop_per_instruction(key: str, p: Any, gpu: bool) -> Any:
-    """FLOP of one instruction of the unit of FLOP key ``key`` (per point; ``p`` a pack or a
-    :class:`_Point`)."""
+    """FLOP of one instruction of the unit of FLOP key ``key`` (per point; ``p`` a pack, or the
+    floats of one point, :func:`_point_cost`)."""
     unit = key.partition(":")[0]
     if gpu:
         return p.tensor_flop_per_instruction if unit == "tensor" else (
