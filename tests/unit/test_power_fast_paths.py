@@ -1,6 +1,7 @@
 """The power model's fast paths give the general path's floats to the last bit: one op at one point
-in Python floats (power._point), the arithmetic written into temporaries on large arrays
-(dvfs.writer, ledger.account), the governor's one-entry table (dvfs._gather)."""
+in Python floats (power._point, dvfs.point_governed, ledger._account_point), the arithmetic written
+into temporaries on large arrays (dvfs.writer, ledger.account), the governor's one-entry table
+(dvfs._gather)."""
 
 import dataclasses
 
