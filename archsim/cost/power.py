@@ -17,6 +17,10 @@ The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
 ``extra["power_limited"]`` (1 where the limit lowered the clock); where that cost time, the time
 key ``power`` holds the op's kernel time and its bound reads ``power``.
 
+The arithmetic is numpy's over (ops, points) arrays: the costs' arrays stacked into one block,
+written into where large (:func:`archsim.energy.dvfs.writer`); one op at one point (a lone
+estimate) runs the same operations in Python floats (:func:`_point`), with the same bits.
+
 Instruction counts are first-order: a vector FMA warp instruction does 2 x warp_size FLOP, a
 Tensor Core warp MMA ``tensor_core.flop_per_instruction`` (the issued SASS instruction), a global load or store moves
 ``MEMORY_BYTES_PER_LANE`` per lane; a CPU vector instruction does 2 x SIMD lanes FLOP and a load
@@ -27,13 +31,23 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from archsim.cost.types import CostArrays
-from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time, solve_clock
+from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time
+from archsim.energy.dvfs import (
+    INPLACE_MIN,
+    float_maximum,
+    governed,
+    point_clocked_power,
+    point_governed,
+    point_time,
+    writer,
+)
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 
 __all__ = ["apply", "MMA_FLOP_PER_WARP_INSTRUCTION", "MEMORY_BYTES_PER_LANE", "OFFCHIP", "TIME_SCALED"]
@@ -62,33 +76,33 @@ def _clocked(key: str) -> bool:
     return key.startswith("compute:") or key in TIME_SCALED_MEMORY
 
 
-def _zero(c: CostArrays) -> np.ndarray:
-    return np.zeros_like(c.latency_s)
-
-
 def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
     """Instructions issued (warp instructions on a GPU) per op and point, from the FLOP by unit and
-    the bytes loaded (GPU: through L2, CPU: from L1)."""
+    the bytes loaded (GPU: through L2, CPU: from L1). ``flop`` and ``load_bytes`` are temporaries of
+    the result's shape, which large arrays are divided into (:func:`~archsim.energy.dvfs.writer`)."""
     n = np.zeros_like(load_bytes)
+    into = writer(n)
     for key, count in flop.items():
-        unit = key.partition(":")[0]
-        if gpu:
-            per = p.tensor_flop_per_instruction if unit == "tensor" else (
-                p.warp_size if unit == "special" else 2.0 * p.warp_size)
-        else:
-            lanes = p.simd_bytes / 4.0
-            per = lanes if unit == "special" else 2.0 * lanes * (8.0 if unit == "matrix" else 1.0)
-        n = n + count / per
+        n = into(np.add, n, into(np.divide, count, _flop_per_instruction(key, p, gpu), count), n)
+    per = p.warp_size * MEMORY_BYTES_PER_LANE if gpu else p.simd_bytes
+    return into(np.add, n, into(np.divide, load_bytes, per, load_bytes), n)
+
+
+def _flop_per_instruction(key: str, p: Any, gpu: bool) -> Any:
+    """FLOP of one instruction of the unit of FLOP key ``key`` (per point; ``p`` a pack, or the
+    floats of one point, :func:`_point_cost`)."""
+    unit = key.partition(":")[0]
     if gpu:
-        return n + load_bytes / (p.warp_size * MEMORY_BYTES_PER_LANE)
-    return n + load_bytes / p.simd_bytes
+        return p.tensor_flop_per_instruction if unit == "tensor" else (
+            p.warp_size if unit == "special" else 2.0 * p.warp_size)
+    lanes = p.simd_bytes / 4.0
+    return lanes if unit == "special" else 2.0 * lanes * (8.0 if unit == "matrix" else 1.0)
 
 
 def _rows(arrays: list[np.ndarray], rows: int | None = None) -> np.ndarray:
     """``np.stack`` of equal-length 1-d arrays (one concatenate: the stack's per-row checks cost more
-    than the numbers here). One op: a (1, H) view of its array, no copy (nothing here writes into
-    the stacked arrays, and the costs it returns share arrays as any CostArrays may). ``rows``: the
-    number of (op) rows when an array holds several ops' rows one after another (see :func:`apply`)."""
+    than the numbers here). One op: a (1, H) view of its array, no copy. ``rows``: the number of
+    (op) rows when an array holds several ops' rows one after another (see :func:`apply`)."""
     n = len(arrays) if rows is None else rows
     if len(arrays) == 1 and getattr(arrays[0], "ndim", 0) == 1:
         return arrays[0].reshape(n, -1)
@@ -100,17 +114,54 @@ def _rows(arrays: list[np.ndarray], rows: int | None = None) -> np.ndarray:
         return np.stack(np.broadcast_arrays(*arrays))
 
 
-def _occupancy(c: CostArrays, gpu: bool, one: np.ndarray) -> np.ndarray:
-    """Thread blocks (GPU) or threads (CPU) of an op, per point (NaN: not known, taken as all)."""
-    got = c.extra.get("blocks" if gpu else "threads")
-    return one * np.nan if got is None else got
+def _block(columns: list[list[np.ndarray]], rows: int | None, lone: bool) -> list[np.ndarray]:
+    """Each column (one array per cost) as one (ops, points) array (:func:`_rows`; a lone cost: its
+    points' shape), all of them new and in one block made by one concatenation: the caller may write
+    into them, and a key-range of them is one array (``block[i:j]``, what :func:`apply` scales at once).
+
+    Returns the block (columns first), or a list of separate arrays where the entries do not make a
+    float64 block (0-d entries, other dtypes: stacked column by column, as :func:`_rows` does)."""
+    if not columns:
+        return []
+    try:
+        block = np.concatenate(list(itertools.chain.from_iterable(columns)))
+        if block.dtype == np.float64:
+            shape = (len(columns), -1) if lone else (len(columns), len(columns[0]) if rows is None else rows, -1)
+            return block.reshape(shape)
+    except ValueError:
+        pass
+    out = [np.array(_rows(c, rows)) for c in columns]
+    return [a.reshape(-1) for a in out] if lone else out
 
 
-def _active(rows: list[np.ndarray], p: Any, gpu: bool, total_rows: int | None = None) -> np.ndarray:
-    """Fraction of SMs (cores) each op occupies: its thread blocks (threads) over the SMs (cores)."""
+def _each(op: np.ufunc, rows: np.ndarray | list[np.ndarray], b: np.ndarray) -> list[np.ndarray] | np.ndarray:
+    """``op(row, b)`` for each row of a block slice (one call, one new array), or of a list of rows."""
+    if isinstance(rows, list):
+        return [op(r, b) for r in rows]
+    return op(rows, b) if len(rows) else []
+
+
+def _active(got: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
+    """Fraction of SMs (cores) each op occupies: its thread blocks (threads) over the SMs (cores);
+    ``got`` (NaN: not known, taken as all) is a temporary, written into where it is large."""
     units = p.sm_count if gpu else p.cores
-    got = _rows(rows, total_rows)
-    return np.clip(np.where(np.isnan(got), 1.0, got / units), 0.0, 1.0)
+    if got.size < INPLACE_MIN:
+        return np.clip(np.where(np.isnan(got), 1.0, got / units), 0.0, 1.0)
+    unknown = np.isnan(got)
+    np.divide(got, units, out=got)
+    np.copyto(got, 1.0, where=unknown)
+    return np.clip(got, 0.0, 1.0, out=got)
+
+
+def _sum(arrays: list[np.ndarray], op: np.ufunc = np.add) -> np.ndarray:
+    """``functools.reduce(op, arrays)``: left to right, into the first result where it is large."""
+    if len(arrays) == 1:
+        return arrays[0]
+    acc = op(arrays[0], arrays[1])
+    into = writer(acc)
+    for a in arrays[2:]:
+        acc = into(op, acc, a, acc)
+    return acc
 
 
 def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None = None) -> list[CostArrays]:
@@ -125,59 +176,93 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
     costs = list(costs)
     if not costs or not p.has_power.any():
         return costs
+    if len(costs) == 1 and getattr(costs[0].latency_s, "size", 0) == 1 and (counts is None or counts[0] == 1):
+        point = _point(costs[0], p, gpu)
+        if point is not None:
+            return [point]
+    return _apply_arrays(costs, p, gpu, counts)
+
+
+def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None) -> list[CostArrays]:
+    """:func:`apply` over (ops, points) arrays (any number of ops and points)."""
     single = counts is None or all(g == 1 for g in counts)
     sizes = [1] * len(costs) if counts is None else list(counts)
     total_rows = None if single else sum(sizes)
+    # A lone cost is computed in its points' shape (H,): the same floats as its (1, H) row, with the
+    # per-point arrays of p in the same shape (numpy's cheapest call on tiny arrays).
+    lone = single and len(costs) == 1
     last = p.caches[-1].name if not gpu else "l2"
     loads = "l2" if gpu else p.caches[0].name  # where load instructions are counted from
-    zero = np.zeros_like(costs[0].latency_s)
-    one = np.ones_like(zero)
+    occupancy = [c.extra.get("blocks" if gpu else "threads") for c in costs]
+    unknown = any(o is None for o in occupancy)
     if single:
-        zeros = itertools.repeat(zero)
-        ones = itertools.repeat(one)
+        zero = np.zeros_like(costs[0].latency_s)
+        zeros = [zero] * len(costs)
+        nans = itertools.repeat(np.full_like(zero, np.nan) if unknown else None)
     else:
         h = p.n
         by_size = {g: np.zeros(g * h) for g in dict.fromkeys(sizes)}
         zeros = [by_size[g] for g in sizes]
-        ones = [np.ones(g * h) for g in sizes]
+        nans = [np.full(g * h, np.nan) for g in sizes] if unknown else itertools.repeat(None)
 
-    def stacked(rows: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        # One (ops, points) array per key, missing keys as 0: numpy work per key, not per op.
-        # (itertools and map walk the dicts in C: a stacked graph has ~1,000 op-keys per pass.)
-        keys = dict.fromkeys(itertools.chain.from_iterable(rows))
-        return {k: _rows(list(map(dict.get, rows, itertools.repeat(k), zeros)), total_rows) for k in keys}
+    def column(dicts: list[dict[str, np.ndarray]], k: str) -> list[np.ndarray]:
+        # Each cost's array of key k, 0 where it has none (the stacking of missing keys).
+        return list(map(dict.get, dicts, itertools.repeat(k), zeros))
 
-    energy0 = stacked([c.energy_breakdown_j for c in costs])
-    times0 = stacked([c.time_by_unit_s for c in costs])
-    flop = stacked([c.flop_by_unit for c in costs])
-    level = stacked([{"loads": c.bytes_by_level.get(loads, z), last: c.bytes_by_level.get(last, z),
-                      "dram": c.bytes_by_level.get("dram", z)} for c, z in zip(costs, zeros, strict=False)])
-    issue = _instructions(flop, level["loads"], p, gpu) * p.issue_j
-    noc = level[last] * p.noc_j_per_byte if gpu else np.zeros_like(issue)
-    iface = level["dram"] * p.dram_interface_j_per_byte
+    energies = [c.energy_breakdown_j for c in costs]
+    timings = [c.time_by_unit_s for c in costs]
+    flops = [c.flop_by_unit for c in costs]
+    levels = [c.bytes_by_level for c in costs]
+    ekeys = list(dict.fromkeys(itertools.chain.from_iterable(energies)))
+    tkeys = list(dict.fromkeys(itertools.chain.from_iterable(timings)))
+    fkeys = list(dict.fromkeys(itertools.chain.from_iterable(flops)))
+    onchip_keys = [k for k in ekeys if k not in OFFCHIP and k not in NOT_POWER_MODEL]
+    offchip_keys = [k for k in ekeys if k in OFFCHIP]
+    clocked_keys = [k for k in tkeys if k != "overhead" and _clocked(k)]
+    unclocked_keys = [k for k in tkeys if k == "overhead" or not _clocked(k)]
+    # Two blocks: the arrays the costs returned keep as they are (off-chip energies, times the clock
+    # leaves alone), and the rest, which is written into and dropped.
+    kept = _block([column(energies, k) for k in offchip_keys] + [column(timings, k) for k in unclocked_keys],
+                  total_rows, lone)
+    occupancy = [nan if got is None else got for got, nan in zip(occupancy, nans, strict=False)]
+    work = _block([column(energies, k) for k in onchip_keys] + [column(timings, k) for k in clocked_keys]
+                  + [column(flops, k) for k in fkeys] + [column(levels, k) for k in (loads, last, "dram")]
+                  + [[c.latency_s for c in costs], [c.overhead_s for c in costs], occupancy], total_rows, lone)
+    offchip0 = dict(zip(offchip_keys, kept, strict=False))
+    times0 = dict(zip(unclocked_keys, kept[len(offchip_keys):], strict=True))
+    n_on, n_clk, n_flop = len(onchip_keys), len(clocked_keys), len(fkeys)
+    onchip0 = dict(zip(onchip_keys, work, strict=False))
+    clocked0 = work[n_on:n_on + n_clk]
+    flop = dict(zip(fkeys, work[n_on + n_clk:], strict=False))
+    load_bytes, last_bytes, dram_bytes, latency, fixed, got = work[n_on + n_clk + n_flop:]
+    into = writer(latency)  # into the temporaries where the arrays are large
+
+    issue = _instructions(flop, load_bytes, p, gpu)
+    issue = into(np.multiply, issue, p.issue_j, issue)
+    noc = last_bytes * p.noc_j_per_byte if gpu else np.zeros_like(issue)
+    iface = into(np.multiply, dram_bytes, p.dram_interface_j_per_byte, dram_bytes)
     onchip = issue + noc
-    offchip = iface.copy()
-    for k, v in energy0.items():
+    offchip = iface
+    for k in ekeys:
         if k in OFFCHIP:
-            offchip = offchip + v
+            offchip = offchip + offchip0[k] if offchip is iface else into(np.add, offchip, offchip0[k], offchip)
         elif k not in NOT_POWER_MODEL:
-            onchip = onchip + v
-    clocked = [v for k, v in times0.items() if k != "overhead" and _clocked(k)]
-    unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
-    clock_s = functools.reduce(np.maximum, clocked) if clocked else np.zeros_like(issue)
-    memory_s = functools.reduce(np.maximum, unclocked) if unclocked else np.zeros_like(issue)
-    latency = _rows([c.latency_s for c in costs], total_rows)
-    fixed = _rows([c.overhead_s for c in costs], total_rows)
-    excess = np.maximum(latency - fixed - np.maximum(clock_s, memory_s), 0.0)
-    active = _active([_occupancy(c, gpu, o) for c, o in zip(costs, ones, strict=False)], p, gpu, total_rows)
+            onchip = into(np.add, onchip, onchip0[k], onchip)
+    clock_s = _sum(clocked0, np.maximum) if n_clk else np.zeros_like(issue)
+    unclocked = [times0[k] for k in unclocked_keys if k != "overhead"]
+    memory_s = _sum(unclocked, np.maximum) if unclocked else np.zeros_like(issue)
+    excess = latency - fixed
+    excess = into(np.subtract, excess, np.maximum(clock_s, memory_s), excess)
+    excess = into(np.maximum, excess, 0.0, excess)
     cores = p.sm_count if gpu else p.cores
+    leakage = into(np.multiply, p.core_leakage_w * cores, _active(got, p, gpu), got)
     curve = VFCurve(p.v_min, p.v_max, p.knee_clock_hz, p.max_voltage_clock_hz)
     # Static power scales with the chip: leakage and clock network per SM (core), the memory PHYs
     # with the peak DRAM bandwidth; SMs an op leaves empty leak less (power-gated or idle).
     terms = PowerTerms(nominal_hz=p.clock_hz, fixed_s=fixed, clock_s=clock_s, memory_s=memory_s, excess_s=excess,
                        onchip_j=onchip, offchip_j=offchip,
                        board_w=p.board_power_w + p.dram_background_w + p.phy_power_w,
-                       leakage_w=p.core_leakage_w * cores * active + p.uncore_leakage_w,
+                       leakage_w=into(np.add, leakage, p.uncore_leakage_w, leakage),
                        clock_w=p.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent, curve=curve)
     has = p.has_power > 0
     every = bool(has.all())
@@ -186,38 +271,58 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
         # np.where(has, a, b), skipped when every point has a power model (the usual case).
         return a if every else np.where(has, a, b)
 
-    ratio = where(solve_clock(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz), 1.0)
-    lat = where(latency + (op_time(terms, ratio) - op_time(terms, np.ones_like(ratio))), latency)
+    ratio, nominal_s = governed(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz)
+    ratio = where(ratio, 1.0)
+    if nominal_s.shape != np.shape(ratio):
+        nominal_s = op_time(terms, np.ones_like(ratio))
+    lat = op_time(terms, ratio)
+    lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
     # The constant powers at the governed clock (the time and energy terms of op_power are not
     # needed here: the energies are scaled below and the time is ``lat``).
     watts = clocked_power(terms, ratio)
     # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
     # the governor or set by the user, runs them at V(f)^2 / v_max^2.
     scale = where(watts.v2, 1.0)
-    energy = {k: (v if k in OFFCHIP else v * scale) for k, v in energy0.items() if k not in NOT_POWER_MODEL}
-    energy["issue"] = where(issue * scale, 0.0)
+    energy = dict(zip(onchip_keys, _each(np.multiply, work[:n_on], scale), strict=True))
+    energy = {k: (offchip0[k] if k in OFFCHIP else energy[k]) for k in ekeys if k not in NOT_POWER_MODEL}
+    energy["issue"] = where(into(np.multiply, issue, scale, issue), 0.0)
     if gpu:
-        energy["noc"] = where(noc * scale, 0.0)
+        energy["noc"] = where(into(np.multiply, noc, scale, noc), 0.0)
     # The memory interface: its per-byte energy and its PHYs' standing power over the op.
-    energy["dram_interface"] = where(iface + p.phy_power_w * lat, 0.0)
-    energy["static"] = where((watts.board_w - p.phy_power_w) * lat, energy0.get("static", 0.0))
-    energy["leakage"] = where(watts.leakage_w * lat, 0.0)
-    energy["clock"] = where(watts.clock_w * lat, 0.0)
-    total = functools.reduce(np.add, energy.values())
+    phy = p.phy_power_w * lat
+    energy["dram_interface"] = where(into(np.add, iface, phy, phy), 0.0)
+    board = into(np.subtract, watts.board_w, p.phy_power_w, watts.board_w)
+    static0 = 0.0 if every or "static" not in ekeys else (
+        energies[0]["static"] if lone else _rows(column(energies, "static"), total_rows))
+    energy["static"] = where(into(np.multiply, board, lat, board), static0)
+    energy["leakage"] = where(into(np.multiply, watts.leakage_w, lat, watts.leakage_w), 0.0)
+    energy["clock"] = where(into(np.multiply, watts.clock_w, lat, watts.clock_w), 0.0)
+    total = _sum(list(energy.values()))
     power_w = np.divide(total, lat, out=np.zeros_like(lat), where=lat > 0)
-    times = {"power": np.where(lat > latency * (1.0 + 1e-12), lat - fixed, 0.0)}
-    times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
+    lengthened = lat > into(np.multiply, latency, 1.0 + 1e-12, latency)
+    if lat.size < INPLACE_MIN:
+        power_s = np.where(lengthened, lat - fixed, 0.0)
+    else:
+        power_s = np.subtract(lat, fixed, out=np.zeros_like(lat), where=lengthened)
+    times = {"power": power_s}
+    divided = dict(zip(clocked_keys, _each(np.divide, work[n_on:n_on + n_clk], ratio), strict=True))
+    times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys})
     clock_hz = watts.clock_hz  # p.clock_hz * ratio
     limited = (ratio < 1.0).astype(np.float64)
     # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a
     # cost stacking g ops gets its g rows as one flat view (g x points values, op-major).
-    if single:
+    if lone:
+        def cut(a: np.ndarray) -> list[np.ndarray]:
+            return [a]
+    elif single:
         cut = list
     else:
-        starts = np.cumsum([0, *sizes]).tolist()
+        starts = list(itertools.accumulate(sizes, initial=0))
 
         def cut(a: np.ndarray) -> list[np.ndarray]:
-            return [a[s:e].reshape(-1) for s, e in zip(starts[:-1], starts[1:], strict=True)]
+            # a[s:e].reshape(-1): the same view, cut from the flat array (one reshape, not one each).
+            flat, h = a.reshape(-1), a.shape[-1]
+            return [flat[s * h:e * h] for s, e in zip(starts[:-1], starts[1:], strict=True)]
 
     times = {k: cut(v) for k, v in times.items()}
     energy = {k: cut(v) for k, v in energy.items()}
@@ -233,6 +338,99 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
         out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))
     return out
+
+
+_POINT_FIELDS = ("issue_j", "dram_interface_j_per_byte", "core_leakage_w", "uncore_leakage_w", "board_power_w",
+                 "dram_background_w", "phy_power_w", "core_clock_power_w", "power_limit_w", "min_clock_hz",
+                 "clock_hz", "v_min", "v_max", "knee_clock_hz", "max_voltage_clock_hz")
+_POINT_GPU = (*_POINT_FIELDS, "warp_size", "tensor_flop_per_instruction", "sm_count", "noc_j_per_byte")
+_POINT_CPU = (*_POINT_FIELDS, "simd_bytes", "cores")
+
+
+def _point(c: CostArrays, p: Any, gpu: bool) -> CostArrays | None:
+    """:func:`apply` of one op at one point in Python floats: the same IEEE operations in the same
+    order as the arrays (numpy's maximum, clip and power where they differ from Python's), the same
+    bits, without numpy's per-call cost on one-entry arrays. ``None`` where an entry is not a
+    one-entry array or a division by zero needs numpy's inf and NaN (the arrays then)."""
+    try:
+        return _point_cost(c, p, gpu)
+    except (AttributeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def _point_cost(c: CostArrays, p: Any, gpu: bool) -> CostArrays:
+    """:func:`_point` (raises where it returns ``None``)."""
+    q = types.SimpleNamespace(**{f: getattr(p, f).item() for f in (_POINT_GPU if gpu else _POINT_CPU)})
+    level = {k: v.item() for k, v in c.bytes_by_level.items()}
+    n = 0.0
+    for key, count in c.flop_by_unit.items():
+        n = n + count.item() / _flop_per_instruction(key, q, gpu)
+    if gpu:
+        n = n + level.get("l2", 0.0) / (q.warp_size * MEMORY_BYTES_PER_LANE)
+    else:
+        n = n + level.get(p.caches[0].name, 0.0) / q.simd_bytes
+    issue = n * q.issue_j
+    noc = level.get("l2", 0.0) * q.noc_j_per_byte if gpu else 0.0
+    iface = level.get("dram", 0.0) * q.dram_interface_j_per_byte
+    onchip = issue + noc
+    offchip = iface
+    energy0 = {k: v.item() for k, v in c.energy_breakdown_j.items()}
+    for k, v in energy0.items():
+        if k in OFFCHIP:
+            offchip = offchip + v
+        elif k not in NOT_POWER_MODEL:
+            onchip = onchip + v
+    times0 = {k: v.item() for k, v in c.time_by_unit_s.items()}
+    clocked = [v for k, v in times0.items() if k != "overhead" and _clocked(k)]
+    unclocked = [v for k, v in times0.items() if k != "overhead" and not _clocked(k)]
+    clock_s = functools.reduce(float_maximum, clocked) if clocked else 0.0
+    memory_s = functools.reduce(float_maximum, unclocked) if unclocked else 0.0
+    latency, fixed = c.latency_s.item(), c.overhead_s.item()
+    excess = float_maximum(latency - fixed - float_maximum(clock_s, memory_s), 0.0)
+    cores = q.sm_count if gpu else q.cores
+    got = c.extra.get("blocks" if gpu else "threads")
+    active = 1.0 if got is None or got.item() != got.item() else got.item() / cores
+    active = 0.0 if active < 0.0 else (1.0 if active > 1.0 else active)  # numpy's clip (-0 and NaN kept)
+    terms = PowerTerms(nominal_hz=q.clock_hz, fixed_s=fixed, clock_s=clock_s, memory_s=memory_s, excess_s=excess,
+                       onchip_j=onchip, offchip_j=offchip,
+                       board_w=q.board_power_w + q.dram_background_w + q.phy_power_w,
+                       leakage_w=q.core_leakage_w * cores * active + q.uncore_leakage_w,
+                       clock_w=q.core_clock_power_w * cores, leakage_exponent=p.leakage_exponent,
+                       curve=VFCurve(q.v_min, q.v_max, q.knee_clock_hz, q.max_voltage_clock_hz))
+    ratio, nominal_s = point_governed(terms, q.power_limit_w, q.min_clock_hz / q.clock_hz)
+    lat = latency + (point_time(terms, ratio) - nominal_s)
+    watts = point_clocked_power(terms, ratio)
+    scale = watts.v2
+    energy = {k: (v if k in OFFCHIP else v * scale) for k, v in energy0.items() if k not in NOT_POWER_MODEL}
+    energy["issue"] = issue * scale
+    if gpu:
+        energy["noc"] = noc * scale
+    energy["dram_interface"] = iface + q.phy_power_w * lat
+    energy["static"] = (watts.board_w - q.phy_power_w) * lat
+    energy["leakage"] = watts.leakage_w * lat
+    energy["clock"] = watts.clock_w * lat
+    total = None
+    for v in energy.values():
+        total = v if total is None else total + v
+    times = {"power": lat - fixed if lat > latency * (1.0 + 1e-12) else 0.0}
+    times.update({k: (v / ratio if _clocked(k) else v) for k, v in times0.items()})
+    # One array of every value, cut into one-entry rows; the values the clock leaves alone are the
+    # op's own arrays.
+    values = [lat, watts.clock_hz, total / lat if lat > 0 else 0.0, 1.0 if ratio < 1.0 else 0.0,
+              *times.values(), *energy.values()]
+    rows = list(np.array(values).reshape(-1, 1))
+    lat_i, clock_i, power_i, limited_i = rows[:4]
+    t_i = dict(zip(times, rows[4:], strict=False))
+    e_i = dict(zip(energy, rows[4 + len(times):], strict=True))
+    for k, v in c.time_by_unit_s.items():
+        if not _clocked(k):
+            t_i[k] = v
+    for k, v in c.energy_breakdown_j.items():
+        if k in e_i and k in OFFCHIP and k not in _ADDED:
+            e_i[k] = v
+    extra = {**c.extra, **dict(zip(EXTRA_KEYS, (clock_i, power_i, limited_i), strict=True))}
+    return CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
+                                   "energy_breakdown_j": e_i, "extra": extra})
 
 
 _ADDED = ("issue", "noc", "dram_interface", "static", "leakage", "clock")

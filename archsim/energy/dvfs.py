@@ -22,12 +22,16 @@ broadcast together; units are SI (s, J, W, Hz, V).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 __all__ = ["VFCurve", "PowerTerms", "ClockedPower", "voltage", "op_time", "clocked_power", "op_power", "total_power",
-           "solve_clock"]
+           "solve_clock", "governed", "writer", "INPLACE_MIN", "point_time", "point_clocked_power",
+           "point_governed", "float_maximum"]
 
 BISECTION_STEPS = 20
 """Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
@@ -43,10 +47,41 @@ class VFCurve:
     vmax_hz: np.ndarray
 
 
+INPLACE_MIN = 4096
+"""Entries from which the arithmetic here writes into its own temporaries (a ufunc's ``out``) instead
+of new arrays: on large arrays the new pages cost more than the arithmetic; on small ones the
+``out`` argument costs more than the array it saves."""
+
+Ufunc2 = Callable[[np.ufunc, Any, Any, Any], Any]
+"""``(ufunc, a, b, out) -> ufunc(a, b)``: :func:`_into` or :func:`_call`."""
+
+
+def _into(ufunc: np.ufunc, a: Any, b: Any, out: Any) -> Any:
+    """``ufunc(a, b)`` written into ``out`` (``a`` or ``b``: a temporary the caller owns) when that has
+    the result's shape: the same floats, one new array fewer."""
+    try:
+        return ufunc(a, b, out=out)
+    except (TypeError, ValueError):  # out is a scalar, or smaller than the broadcast result
+        return ufunc(a, b)
+
+
+def _call(ufunc: np.ufunc, a: Any, b: Any, out: Any) -> Any:
+    """``ufunc(a, b)`` (``out`` unused): :func:`_into` for small arrays."""
+    return ufunc(a, b)
+
+
+def writer(temporary: Any) -> Ufunc2:
+    """How to apply the ufuncs that follow ``temporary`` (a new array, or a scalar): into their
+    temporaries (:func:`_into`) where it has :data:`INPLACE_MIN` entries or more, else plainly."""
+    return _into if getattr(temporary, "size", 0) >= INPLACE_MIN else _call
+
+
 def voltage(curve: VFCurve, clock_hz: np.ndarray) -> np.ndarray:
     """V(f): ``v_min`` up to the knee, then linear to ``v_max`` at ``vmax_hz`` (extrapolated above)."""
     slope = (curve.v_max - curve.v_min) / (curve.vmax_hz - curve.knee_hz)
-    return curve.v_min + slope * np.maximum(clock_hz - curve.knee_hz, 0.0)
+    above = np.maximum(clock_hz - curve.knee_hz, 0.0)
+    into = writer(above)
+    return into(np.add, curve.v_min, into(np.multiply, slope, above, above), above)
 
 
 @dataclass(frozen=True)
@@ -79,7 +114,10 @@ class PowerTerms:
 
 def op_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
     """t(r) of the module doc, in s."""
-    return t.fixed_s + np.maximum(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
+    bound = t.clock_s / ratio
+    into = writer(bound)
+    bound = into(np.add, t.fixed_s, into(np.maximum, bound, t.memory_s, bound), bound)
+    return into(np.add, bound, t.excess_s / ratio, bound)
 
 
 @dataclass(frozen=True)
@@ -103,11 +141,17 @@ def clocked_power(t: PowerTerms, ratio: np.ndarray) -> ClockedPower:
     """The clock, the energies' voltage factor and the constant powers at clock ratio ``ratio``:
     :func:`op_power`'s board, leakage and clock terms, without its time and energy terms."""
     f = t.nominal_hz * ratio
-    rel = voltage(t.curve, f) / t.curve.v_max
+    into = writer(f)
+    rel = voltage(t.curve, f)
+    rel = into(np.divide, rel, t.curve.v_max, rel)
     v2 = rel ** 2
-    return ClockedPower(clock_hz=f, v2=v2, board_w=t.board_w + 0.0 * ratio,
-                        leakage_w=t.leakage_w * rel ** t.leakage_exponent,
-                        clock_w=t.clock_w * (f / t.curve.vmax_hz) * v2)
+    leak = rel ** t.leakage_exponent
+    board = 0.0 * ratio
+    clock = f / t.curve.vmax_hz
+    clock = into(np.multiply, into(np.multiply, t.clock_w, clock, clock), v2, clock)
+    # The leakage: of the ops' shape where f is of the points' (solve_clock's nominal clock).
+    return ClockedPower(clock_hz=f, v2=v2, board_w=into(np.add, t.board_w, board, board),
+                        leakage_w=writer(t.leakage_w)(np.multiply, t.leakage_w, leak, leak), clock_w=clock)
 
 
 def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
@@ -136,16 +180,25 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
     1 where the op fits at the nominal clock; ``min_ratio`` where nothing fits. Bisection on
     the monotone :func:`total_power` (module doc), on the over-limit points only, all at once.
     """
+    return governed(t, limit_w, min_ratio)[0]
+
+
+def governed(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`solve_clock`'s clock ratio, and ``op_time(t, 1)`` (s) that it computes on the way.
+
+    The time is of the ratio's shape where ``t``'s times have it (as power.apply's terms do);
+    otherwise of their broadcast shape."""
     one = np.ones(np.broadcast(t.clock_s, limit_w).shape)
     # At the nominal clock the clock's factors (f, V(f), its powers) are per point: the ratio 1
     # given in the points' shape computes them once per point, not once per (op, point); every
     # (op, point) gets the same floats as with a ratio of the full shape (the same operations on
     # the same values, broadcast).
-    over = total_power(t, np.ones(np.shape(t.nominal_hz))) > limit_w
+    power, time = _nominal_power(t)
+    over = power > limit_w
     if over.shape != one.shape:
         over = np.broadcast_to(over, one.shape)
     if not over.any():
-        return one
+        return one, time
     flat = np.flatnonzero(over)
     # The terms of the over-limit points, with everything that does not depend on the clock folded,
     # in the rows of governor.TERMS: each term broadcast into one row of a float64 table and the
@@ -157,16 +210,82 @@ def solve_clock(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> np
                      limit_w, t.leakage_exponent), one.shape, flat)
     from archsim.energy import governor  # numba: imported once some point is over its limit
 
-    out = one.copy()
-    out.reshape(-1)[flat] = governor.bisect(table, BISECTION_STEPS, bool(np.all(table[-1] == 3.0)))
-    return out
+    one.reshape(-1)[flat] = governor.bisect(table, BISECTION_STEPS, bool(np.all(table[-1] == 3.0)))
+    return one, time
+
+
+def _nominal_power(t: PowerTerms) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`total_power` and :func:`op_time` at the nominal clock (the ratio 1 in the points'
+    shape), with the same operations in the same order and fewer temporaries (W, s)."""
+    ratio = np.ones(np.shape(t.nominal_hz))
+    c = clocked_power(t, ratio)
+    time = op_time(t, ratio)
+    inv = np.divide(1.0, time, out=np.zeros_like(time), where=time > 0)
+    into = writer(inv)
+    onchip = t.onchip_j * c.v2
+    onchip = into(np.multiply, onchip, inv, onchip)
+    total = into(np.add, c.board_w, c.leakage_w, c.leakage_w)
+    total = into(np.add, total, c.clock_w, total)
+    total = into(np.add, total, onchip, total)
+    return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
+
+
+def float_maximum(a: float, b: float) -> float:
+    """``numpy.maximum`` of two Python floats: NaN propagates, and of two equal values (0 and -0) the
+    second, as numpy's vector loop gives it."""
+    return a if (a > b or a != a) else b
+
+
+def point_time(t: PowerTerms, ratio: float) -> float:
+    """:func:`op_time` of terms of Python floats (one op at one point): the same operations."""
+    return t.fixed_s + float_maximum(t.clock_s / ratio, t.memory_s) + t.excess_s / ratio
+
+
+def point_clocked_power(t: PowerTerms, ratio: float) -> ClockedPower:
+    """:func:`clocked_power` of terms of Python floats (one op at one point; ``t.leakage_exponent`` a
+    one-entry array): the same operations, V^n by numpy's power as the arrays get it (its vector
+    loop's own ``pow``, not the C library's). Raises ZeroDivisionError where numpy would divide by 0."""
+    c = t.curve
+    f = t.nominal_hz * ratio
+    rel = (c.v_min + (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz) * float_maximum(f - c.knee_hz, 0.0)) / c.v_max
+    v2 = rel * rel  # rel ** 2 of an array is numpy's square
+    return ClockedPower(clock_hz=f, v2=v2, board_w=t.board_w + 0.0 * ratio,
+                        leakage_w=t.leakage_w * (np.array([rel]) ** t.leakage_exponent).item(),
+                        clock_w=t.clock_w * (f / c.vmax_hz) * v2)
+
+
+def point_governed(t: PowerTerms, limit_w: float, min_ratio: float) -> tuple[float, float]:
+    """:func:`governed` of terms of Python floats (:func:`point_clocked_power`): the clock ratio and
+    the time at the nominal clock, the same floats (the governor's one column of its table)."""
+    c = point_clocked_power(t, 1.0)
+    time = point_time(t, 1.0)
+    inv = 1.0 / time if time > 0 else 0.0
+    power = c.board_w + c.leakage_w + c.clock_w + t.onchip_j * c.v2 * inv + t.offchip_j * inv
+    if not power > limit_w:
+        return 1.0, time
+    v = t.curve
+    n = t.leakage_exponent.item()
+    table = np.array([min_ratio, v.v_min, (v.v_max - v.v_min) / (v.vmax_hz - v.knee_hz), t.nominal_hz, v.knee_hz,
+                      v.v_max, t.fixed_s, t.clock_s, t.memory_s, t.excess_s, t.board_w, t.leakage_w,
+                      t.clock_w * t.nominal_hz / v.vmax_hz, t.onchip_j, t.offchip_j, limit_w, n]).reshape(-1, 1)
+    from archsim.energy import governor  # numba: imported once some point is over its limit
+
+    return governor.bisect(table, BISECTION_STEPS, n == 3.0).item(), time
 
 
 def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
     """Row ``i``: ``np.broadcast_to(terms[i], shape).ravel()[flat]`` as float64, C-contiguous.
 
     Only the entries taken are read: a term of the full shape at ``flat``, a term over the points
-    (the last axis) at the points' columns, anything else broadcast first."""
+    (the last axis) at the points' columns, anything else broadcast first. The one entry of a shape
+    of one (a lone op at one point, over its limit): the terms' values in one concatenation."""
+    if flat.size == 1 and math.prod(shape) == 1:
+        try:
+            together = np.broadcast(*terms)
+        except ValueError:  # not broadcast together: the general path says which
+            together = None
+        if together is not None and together.size == 1 and together.nd <= len(shape):
+            return np.concatenate(terms, axis=None, dtype=np.float64).reshape(len(terms), 1)
     table = np.empty((len(terms), flat.size))
     cols = None
     for i, term in enumerate(terms):
