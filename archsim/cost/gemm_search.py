@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search"]
+__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows"]
 
 OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 """Columns of the GEMM table (one row per distinct GEMM)."""
@@ -347,3 +347,65 @@ def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupa
         _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best)
         _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out)
         start = stop
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _tile_sizes(dim, bits, out):  # pragma: no cover - numba
+    """Fill ``out[:bits + 1]`` with the tile sizes the traffic mapper tries along a dimension of
+    ``dim``: the powers of two ``2^0 .. 2^(bits - 1)`` (``dim`` in place of those at or above it),
+    then ``dim`` itself (:func:`archsim.cost.traffic._tile_candidates`, padded with ``dim``)."""
+    power = 1.0
+    for i in range(bits):
+        out[i] = power if power < dim else dim
+        power *= 2.0
+    out[bits] = dim
+
+
+@njit(cache=True, error_model="numpy")
+def mapper_rows(m, n, k, batch, a, b, c, a_pass, cap, bits_m, bits_n, out):  # pragma: no cover - numba
+    """Fill ``out`` (R,) with :func:`archsim.cost.traffic.gemm_bytes_rows` of R GEMMs: row ``r`` is the
+    minimum over its output-stationary tiles and A-/B-panel dataflows of the bytes crossing into a
+    level of ``cap[r]`` bytes, each candidate's count made of the same operations in the same order as
+    the array formulas there (a tile that does not fit counts as untiled); ``bits_m``, ``bits_n``: the
+    powers of two tried along M and N (the bit lengths of the largest M and N)."""
+    tms = np.empty(bits_m + 1)
+    tns = np.empty(bits_n + 1)
+    ceil_m = np.empty(bits_m + 1)
+    ceil_n = np.empty(bits_n + 1)
+    for r in range(m.shape[0]):
+        mr, nr, kr, br, ar, bb, cr, ap, cp = m[r], n[r], k[r], batch[r], a[r], b[r], c[r], a_pass[r], cap[r]
+        _tile_sizes(mr, bits_m, tms)
+        _tile_sizes(nr, bits_n, tns)
+        for i in range(bits_m + 1):
+            ceil_m[i] = np.ceil(mr / tms[i])
+        for i in range(bits_n + 1):
+            ceil_n[i] = np.ceil(nr / tns[i])
+        bkn = bb * kr * nr
+        cmn = cr * mr * nr
+        untiled = (ap * nr + bkn * mr + cmn) * br
+        # Output-stationary: a C tile plus one k-slice of its A rows and B columns.
+        q_os = math.inf
+        for i in range(bits_m + 1):
+            tm = tms[i]
+            b_reads = bkn * ceil_m[i]
+            for j in range(bits_n + 1):
+                tn = tns[j]
+                fits = tm * tn * cr + tm * ar + tn * bb <= cp
+                q = (ap * ceil_n[j] + b_reads + cmn) * br if fits else untiled
+                q_os = _min(q_os, q)
+        a_row = ap / mr
+        # A-panel resident: tm rows of A, one column of B, tm outputs.
+        q_a = math.inf
+        for i in range(bits_m + 1):
+            tm = tms[i]
+            fits = tm * a_row + kr * bb + tm * cr <= cp
+            q = (ap + bkn * ceil_m[i] + cmn) * br if fits else untiled
+            q_a = _min(q_a, q)
+        # B-panel resident: tn columns of B, one row of A, tn outputs.
+        q_b = math.inf
+        for j in range(bits_n + 1):
+            tn = tns[j]
+            fits = tn * kr * bb + a_row + tn * cr <= cp
+            q = (ap * ceil_n[j] + bkn + cmn) * br if fits else untiled
+            q_b = _min(q_b, q)
+        out[r] = _min(_min(q_os, q_a), q_b)
