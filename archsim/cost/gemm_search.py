@@ -35,9 +35,9 @@ OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 POINT_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
                 "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
                 "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps",
-                "gemm_cluster_size", "gemm_max_split_k", "flop_per_cycle_per_sm", "efficiency")
-"""Columns of the point table (one row per hardware point; the last two are the GEMM unit's rate and
-achievable fraction at that point)."""
+                "gemm_cluster_size", "gemm_max_split_k")
+"""Columns of the point table (one row per hardware point): fields of the parameter pack (the GEMM
+unit's rate and achievable fraction at each point are passed beside it)."""
 
 OUT_FIELDS = ("time_s", "compute_s", "l1_s", "l2_s", "dram_s", "fill_s", "launches", "flop_executed", "l1_bytes",
               "l2_bytes", "dram_bytes", "bm", "bn", "split_k", "waves", "blocks_per_sm", "achieved_occupancy")
@@ -118,17 +118,19 @@ and its tile-table values."""
 
 
 @njit(cache=True, error_model="numpy")
-def _row_values(points, point_row, dram_min, a_stream, start, stop, rv):  # pragma: no cover - numba
+def _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_stream, start, stop,
+                rv):  # pragma: no cover - numba
     """Fill the first ``stop - start`` columns of the per-row table ``rv`` (:data:`ROW_FIELDS`) with rows
     ``start:stop``: each the operation the per-candidate model made on the same numbers."""
     for i in range(stop - start):
         r = start + i
-        pt = points[point_row[r]]  # a row of POINT_FIELDS
+        point = point_row[r]
+        pt = points[point]  # a row of POINT_FIELDS
         l2_peak = pt[4] * pt[5]
         dram_peak = pt[6] * pt[7]
         rv[i] = pt[0]
         rv[BLOCK_ROWS + i] = pt[1] - 1.0
-        rv[2 * BLOCK_ROWS + i] = pt[14] * pt[2] * pt[15]
+        rv[2 * BLOCK_ROWS + i] = unit_rate[point] * pt[2] * unit_efficiency[point]
         rv[3 * BLOCK_ROWS + i] = pt[3]
         rv[4 * BLOCK_ROWS + i] = 1.0 / l2_peak
         rv[5 * BLOCK_ROWS + i] = dram_peak
@@ -308,14 +310,15 @@ def _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, r
 
 
 @njit(cache=True, error_model="numpy")
-def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row, cand, k_slice_bytes,
-           acc_bytes, out):  # pragma: no cover - numba
+def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row,
+           cand, k_slice_bytes, acc_bytes, out):  # pragma: no cover - numba
     """Fill ``out`` (len(OUT_FIELDS) x rows) with the fastest candidate of every row.
 
-    ``ops``: (G, OP_FIELDS); ``points``: (H, POINT_FIELDS); row r is GEMM ``op_row[r]`` on point
-    ``point_row[r]`` with L2-model DRAM bytes ``dram_min[r]``, A-stream factor ``a_stream[r]`` and
-    blocks per SM ``occupancy[occupancy_row[r], candidate]``; ``cand``: (4, candidates) of bm, bn,
-    threads, split-K.
+    ``ops``: (G, OP_FIELDS); ``points``: (H, POINT_FIELDS), with the GEMM unit's FLOP/cycle/SM
+    ``unit_rate`` and achievable fraction ``unit_efficiency`` (H,) at each point; row r is GEMM
+    ``op_row[r]`` on point ``point_row[r]`` with L2-model DRAM bytes ``dram_min[r]``, A-stream factor
+    ``a_stream[r]`` and blocks per SM ``occupancy[occupancy_row[r], candidate]``; ``cand``:
+    (4, candidates) of bm, bn, threads, split-K.
 
     Consecutive rows of one GEMM (an op-major stacked pass) are searched in blocks of up to
     :data:`BLOCK_ROWS`: its candidate table is built once, each candidate is scored over the block's
@@ -343,7 +346,7 @@ def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupa
             last_op = op
             _op_candidates(ops[op], cand, k_slice_bytes, acc_bytes, oc)
         n = stop - start
-        _row_values(points, point_row, dram_min, a_stream, start, stop, rv)
+        _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_stream, start, stop, rv)
         _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best)
         _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out)
         start = stop

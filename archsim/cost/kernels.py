@@ -242,17 +242,65 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[new], inverse
 
 
-def library_candidates(library: str) -> np.ndarray | None:
-    """Columns of the candidate table a kernel library chooses from (``None``: all of them)."""
+def _library_columns(library: str) -> np.ndarray | None:
+    """:func:`library_candidates`, computed (once per library, at import)."""
     if library in (GEMM_LIBRARY, CONV_BACKWARD_LIBRARY):
         return None
-    if library != CONV_LIBRARY:
-        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {', '.join(LIBRARIES)}")
     bm, bn, _, _, split = TILE_TABLE
     keep = np.zeros(len(bm), dtype=bool)
     for tbm, tbn in CONV_TILES:
         keep |= (bm == tbm) & (bn == tbn)
-    return np.flatnonzero(keep & (split == 1.0))
+    columns = np.flatnonzero(keep & (split == 1.0))
+    columns.flags.writeable = False
+    return columns
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a``, or a read-only view of it: the compiled search is specialised once, for read-only tables."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+_LIBRARY_COLUMNS = {library: _library_columns(library) for library in LIBRARIES}
+"""Each library's columns of the candidate table (:func:`library_candidates`), read-only constants."""
+
+SEARCH_TABLE = _frozen(np.stack([TILE_TABLE[0], TILE_TABLE[1], TILE_TABLE[2], TILE_TABLE[4]]))
+"""bm, bn, threads and split-K of every candidate: the table the compiled search reads."""
+
+_LIBRARY_TABLES = {library: SEARCH_TABLE if columns is None else _frozen(np.ascontiguousarray(SEARCH_TABLE[:, columns]))
+                   for library, columns in _LIBRARY_COLUMNS.items()}
+""":data:`SEARCH_TABLE` restricted to each library's candidates (read-only constants)."""
+
+
+def library_candidates(library: str) -> np.ndarray | None:
+    """Columns of the candidate table a kernel library chooses from (``None``: all of them; a
+    read-only array shared by every call)."""
+    if library not in _LIBRARY_COLUMNS:
+        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {', '.join(LIBRARIES)}")
+    return _LIBRARY_COLUMNS[library]
+
+
+_KEPT_KEY = "_archsim_gemm_kept"
+"""Key, in a parameter pack's instance ``__dict__``, of the values :func:`_kept` derives from it."""
+
+
+def _kept(p: GPUParams, key: tuple[Any, ...], fields: tuple[str, ...], build: Any) -> Any:
+    """What ``build()`` derives from the fields ``fields`` of the pack ``p`` (and ``key``), built once
+    per pack and kept in its instance ``__dict__`` under a non-field key, as
+    :meth:`GPUParams.continuation` keeps its view: a pack's ``==``, ``repr`` and fields do not see it.
+    A kept value is used while those fields are the very arrays it was built from (read-only arrays
+    of a frozen pack): a view of the pack with one of them replaced builds its own."""
+    sources = tuple(getattr(p, f) for f in fields)
+    held = p.__dict__.get(_KEPT_KEY)
+    if held is None:
+        held = p.__dict__[_KEPT_KEY] = {}
+    got = held.get(key)
+    if got is None or any(a is not b for a, b in zip(got[0], sources, strict=True)):
+        got = held[key] = (sources, build())
+    return got[1]
 
 
 def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
@@ -278,6 +326,35 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     return np.ascontiguousarray(bps), np.ravel(inverse).astype(np.int64)
 
 
+def _pair_occupancy(p: GPUParams, a: float, b: float, library: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_occupancy_table` of element sizes ``a``, ``b`` at every point of ``p``, restricted to the
+    candidates of ``library``: (read-only table, each point's row in it), kept on the pack (:func:`_kept`)."""
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        columns = _LIBRARY_COLUMNS[library]
+        if columns is not None:
+            table, rows = _pair_occupancy(p, a, b, GEMM_LIBRARY)
+            return _frozen(np.ascontiguousarray(table[:, columns])), rows
+        table, rows = _occupancy_table(p, np.full(p.n, a), np.full(p.n, b))
+        return _frozen(table), _frozen(rows)
+
+    return _kept(p, ("occupancy", a, b, library), _OCCUPANCY_FIELDS, build)
+
+
+def _occupancy_rows(p: GPUParams, pairs: np.ndarray, library: str) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The occupancy table of the distinct element-size pairs ``pairs`` (P, 2) at every point of ``p``
+    (:func:`_pair_occupancy`, stacked), and for each pair each point's row in it."""
+    if len(pairs) == 1:
+        table, rows = _pair_occupancy(p, float(pairs[0, 0]), float(pairs[0, 1]), library)
+        return table, [rows]
+    tables, offset_rows, offset = [], [], 0
+    for a, b in pairs.tolist():
+        table, rows = _pair_occupancy(p, a, b, library)
+        tables.append(table)
+        offset_rows.append(rows + offset)
+        offset += len(table)
+    return _frozen(np.concatenate(tables)), offset_rows
+
+
 def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np.ndarray, batch: int | np.ndarray,
              a_bytes: float | np.ndarray, b_bytes: float | np.ndarray, c_bytes: float | np.ndarray,
              flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray,
@@ -294,15 +371,14 @@ def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np
     ``(H,)``: with arrays, row ``i`` is a different GEMM on point ``i``.
     """
     h = p.n
-    ops = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), (h,)) for v in
-                    (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
+    candidates = library_candidates(library)
+    ops = _point_table([m, n, k, batch, a_bytes, b_bytes, c_bytes], h)
     rows = np.arange(h, dtype=np.int64)
-    occupancy, occupancy_row = _occupancy_table(p, ops[:, 4].copy(), ops[:, 5].copy())
-    cand = library_candidates(library)
-    if cand is not None:
-        occupancy = np.ascontiguousarray(occupancy[:, cand])
+    pairs, pair_of_row = _unique_rows(ops[:, 4:6])
+    occupancy, pair_rows = _occupancy_rows(p, pairs, library)
+    occupancy_row = pair_rows[0] if len(pair_rows) == 1 else np.stack(pair_rows)[np.ravel(pair_of_row), rows]
     return _search(p, ops, rows, rows, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
-                   occupancy, occupancy_row, cand, library)
+                   occupancy, occupancy_row, candidates, library)
 
 
 def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray,
@@ -316,18 +392,23 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
     that GEMM at that point.
     """
     g, h = len(m), p.n
-    ops = np.stack([np.asarray(v, dtype=np.float64) for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
+    candidates = library_candidates(library)
+    ops = np.ascontiguousarray(np.array((m, n, k, batch, a_bytes, b_bytes, c_bytes), dtype=np.float64).T)
     # Occupancy per point and distinct element-size pair (one pair per precision in practice).
     pairs, pair_of_op = _unique_rows(ops[:, 4:6])
-    occupancy, occupancy_row = _occupancy_table(p, np.repeat(pairs[:, 0], h), np.repeat(pairs[:, 1], h),
-                                                repeat=len(pairs))
-    points = np.tile(np.arange(h, dtype=np.int64), g)
-    occupancy_row = occupancy_row[np.repeat(np.ravel(pair_of_op) * h, h) + points]
-    cand = library_candidates(library)
-    if cand is not None:
-        occupancy = np.ascontiguousarray(occupancy[:, cand])
-    return _search(p, ops, np.repeat(np.arange(g, dtype=np.int64), h), points, flop_per_cycle_per_sm, efficiency,
-                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row, cand, library)
+    occupancy, pair_rows = _occupancy_rows(p, pairs, library)
+    if h == 1:
+        op_row = np.arange(g, dtype=np.int64)
+        points = np.zeros(g, dtype=np.int64)
+        occupancy_row = np.concatenate(pair_rows)[np.ravel(pair_of_op)] if len(pairs) > 1 else np.repeat(
+            pair_rows[0], g)
+    else:
+        op_row = np.repeat(np.arange(g, dtype=np.int64), h)
+        points = np.tile(np.arange(h, dtype=np.int64), g)
+        occupancy_row = np.concatenate([pair_rows[i] for i in np.ravel(pair_of_op).tolist()]) if len(pairs) > 1 \
+            else np.tile(pair_rows[0], g)
+    return _search(p, ops, op_row, points, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
+                   occupancy, occupancy_row, candidates, library)
 
 
 def _point_table(values: list[Any], n: int) -> np.ndarray:
@@ -336,6 +417,33 @@ def _point_table(values: list[Any], n: int) -> np.ndarray:
     broadcasts, in one conversion (``broadcast_to`` costs a Python call per column)."""
     cols = [v if isinstance(v, np.ndarray) and v.shape == (n,) else np.full(n, v, dtype=np.float64) for v in values]
     return np.ascontiguousarray(np.array(cols, dtype=np.float64).T)
+
+
+def _search_points(p: GPUParams, library: str) -> np.ndarray:
+    """The point table of the compiled search (:data:`~archsim.cost.gemm_search.POINT_FIELDS` of ``p``),
+    read-only and kept on the pack (:func:`_kept`). The GEMM library splits K at most
+    ``efficiency.gemm_max_split_k`` ways; the convolution libraries are not limited by that field."""
+    from archsim.cost import gemm_search as engine
+
+    limited = library == GEMM_LIBRARY
+
+    def build() -> np.ndarray:
+        per_point = [getattr(p, f) for f in engine.POINT_FIELDS]
+        if not limited:
+            per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
+        return _frozen(_point_table(per_point, p.n))
+
+    return _kept(p, ("points", limited), engine.POINT_FIELDS, build)
+
+
+def _float_rows(values: np.ndarray | float, rows: int) -> np.ndarray:
+    """``values`` (an array of ``rows`` floats, or one for every row) as a writable C-contiguous float64
+    array of shape (rows,): the array itself when it is one (the search only reads it), else a new
+    one (numba compiles one specialisation per array flags: the search's inputs keep the same)."""
+    if isinstance(values, np.ndarray) and values.shape == (rows,) and values.dtype == np.float64 \
+            and values.flags.c_contiguous and values.flags.writeable:
+        return values
+    return np.broadcast_to(np.asarray(values, dtype=np.float64), (rows,)).copy()
 
 
 def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
@@ -352,21 +460,21 @@ def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.nda
     from archsim.cost import gemm_search as engine
 
     rows = len(op_row)
-    per_point = [getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [flop_per_cycle_per_sm, efficiency]
-    if library != GEMM_LIBRARY:
-        per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
-    points = _point_table(per_point, p.n)
-    # Fresh writable copies: numba compiles one specialisation per array flags, read-only included.
-    dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()
-    a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (rows,)).copy()
-    bm, bn, threads, _, split = TILE_TABLE
-    table = np.stack([bm, bn, threads, split])
-    if candidates is not None:
-        table = np.ascontiguousarray(table[:, candidates])
+    if candidates is None:
+        table = SEARCH_TABLE
+    elif candidates is _LIBRARY_COLUMNS[library]:
+        table = _LIBRARY_TABLES[library]
+    else:
+        table = _frozen(np.ascontiguousarray(SEARCH_TABLE[:, candidates]))
     out = np.empty((len(engine.OUT_FIELDS), rows))
-    engine.search(np.ascontiguousarray(ops), points, op_row, point_row, dram_min, a_stream, occupancy,
-                  occupancy_row, table, K_SLICE_BYTES, ACCUMULATOR_BYTES, out)
-    return GemmKernel(**dict(zip(engine.OUT_FIELDS, out, strict=True)))
+    engine.search(np.ascontiguousarray(ops, dtype=np.float64), _search_points(p, library),
+                  _float_rows(flop_per_cycle_per_sm, p.n), _float_rows(efficiency, p.n), op_row, point_row,
+                  _float_rows(dram_min_bytes, rows), _float_rows(a_stream_factor, rows),
+                  _frozen(np.ascontiguousarray(occupancy)), _frozen(occupancy_row), table, K_SLICE_BYTES,
+                  ACCUMULATOR_BYTES, out)
+    kernel = object.__new__(GemmKernel)
+    kernel.__dict__.update(zip(engine.OUT_FIELDS, out, strict=True))  # every field, as the frozen __init__ sets them
+    return kernel
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def test_single_wave_tile_by_hand(params):
     assert out["dram_bytes"][0] == 0.0
 
 
-def _oracle(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row, cand):
+def _oracle(ops, points, rate, eff, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row, cand):
     """The search one row and one candidate at a time, in Python (the kernel's functions uncompiled):
     every candidate's score, the first minimum in the candidates' order (a NaN score wins), and that
     candidate's figures as :data:`engine.OUT_FIELDS` lists them."""
@@ -119,7 +119,8 @@ def _oracle(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occup
     with np.errstate(all="ignore"):
         for r in range(len(op_row)):
             engine._op_candidates.py_func(ops[op_row[r]], cand, 64.0, 4.0, oc)
-            engine._row_values.py_func(points, point_row[r:r + 1], dram_min[r:r + 1], a_stream[r:r + 1], 0, 1, rv)
+            engine._row_values.py_func(points, rate, eff, point_row[r:r + 1], dram_min[r:r + 1], a_stream[r:r + 1],
+                                       0, 1, rv)
             occ = occupancy[occupancy_row[r]]
             scores = [model(oc, n_cand, j, rv, 0, occ[j], cand[3, j])[0] for j in range(n_cand)]
             best = 0
@@ -150,7 +151,7 @@ def test_blocked_search_equals_one_row_at_a_time(params, data, n_ops, n_rows, op
     ops = np.column_stack([rng.integers(1, 9000, n_ops), rng.integers(1, 9000, n_ops), rng.integers(1, 30000, n_ops),
                            rng.integers(1, 4, n_ops), rng.choice([1.0, 2.0, 4.0], (n_ops, 3))]).astype(np.float64)
     rate, eff = params.tensor_flop_per_cycle_per_sm["fp16"], params.tensor_efficiency
-    points = kn._point_table([getattr(params, f) for f in engine.POINT_FIELDS[:-2]] + [rate, eff], params.n)
+    points = kn._point_table([getattr(params, f) for f in engine.POINT_FIELDS], params.n)
     points = points * rng.choice([0.5, 1.0, 2.0], points.shape)
     points[:, 13] = rng.choice([1.0, 4.0, 16.0], params.n)
     for flat, value in odd:  # a few zero, negative, infinite or NaN point values
@@ -163,7 +164,7 @@ def test_blocked_search_equals_one_row_at_a_time(params, data, n_ops, n_rows, op
     occupancy_row = rng.integers(0, 2, n_rows)
     dram_min = rng.random(n_rows) * 1e9 * rng.integers(0, 2, n_rows)
     a_stream = rng.random(n_rows)
-    args = (ops, points, op_row.astype(np.int64), point_row.astype(np.int64), dram_min, a_stream, occupancy,
+    args = (ops, points, rate * rng.choice([0.5, 1.0], params.n), eff, op_row.astype(np.int64), point_row.astype(np.int64), dram_min, a_stream, occupancy,
             occupancy_row.astype(np.int64), cand)
     got = np.empty((len(engine.OUT_FIELDS), n_rows))
     engine.search(*args, 64.0, 4.0, got)
