@@ -164,8 +164,8 @@ def test_blocked_search_equals_one_row_at_a_time(params, data, n_ops, n_rows, op
     occupancy_row = rng.integers(0, 2, n_rows)
     dram_min = rng.random(n_rows) * 1e9 * rng.integers(0, 2, n_rows)
     a_stream = rng.random(n_rows)
-    args = (ops, points, rate * rng.choice([0.5, 1.0], params.n), eff, op_row.astype(np.int64), point_row.astype(np.int64), dram_min, a_stream, occupancy,
-            occupancy_row.astype(np.int64), cand)
+    args = (ops, points, rate * rng.choice([0.5, 1.0], params.n), eff, op_row.astype(np.int64),
+            point_row.astype(np.int64), dram_min, a_stream, occupancy, occupancy_row.astype(np.int64), cand)
     got = np.empty((len(engine.OUT_FIELDS), n_rows))
     engine.search(*args, 64.0, 4.0, got)
     np.testing.assert_array_equal(got, _oracle(*args))
