@@ -121,11 +121,36 @@ def loaded_little_bandwidth(peak_bytes_per_s: np.ndarray, bytes_in_flight: np.nd
     """
     knee = np.minimum(peak_bytes_per_s, little_bandwidth(bytes_in_flight, idle_latency_s))
     c = np.asarray(coefficient, dtype=np.float64)
-    if not (c > 0.0).any():
+    loaded = c > 0.0
+    if not loaded.any():
         return knee
     x = bytes_in_flight / peak_bytes_per_s
+    if isinstance(x, np.ndarray) and x.ndim and all(np.shape(v) in ((), x.shape) for v in (idle_latency_s, c)):
+        bandwidth = _loaded_peak_fraction(x, idle_latency_s, c)
+        np.multiply(peak_bytes_per_s, bandwidth, out=bandwidth)
+        if not loaded.all():
+            np.copyto(bandwidth, knee, where=~loaded)
+        return bandwidth
     rho = 2.0 * x / (idle_latency_s + x + np.sqrt((idle_latency_s - x) ** 2 + 4.0 * c * idle_latency_s * x))
-    return np.where(c > 0.0, peak_bytes_per_s * rho, knee)
+    return np.where(loaded, peak_bytes_per_s * rho, knee)
+
+
+def _loaded_peak_fraction(x: np.ndarray, idle_latency_s: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``rho = 2 x / (L0 + x + sqrt((L0 - x)^2 + 4 c L0 x))`` of :func:`loaded_little_bandwidth` for an
+    array ``x`` (``L0`` and ``c`` of its shape, or numbers), with the same operations in the same order
+    on two temporaries (a stacked pass runs it on tens of thousands of rows); ``x`` becomes the result."""
+    root = np.subtract(idle_latency_s, x)
+    np.square(root, out=root)  # what ``** 2`` of an array computes
+    term = np.multiply(4.0, c, out=np.empty_like(x))
+    term *= idle_latency_s
+    term *= x
+    root += term
+    np.sqrt(root, out=root)
+    np.add(idle_latency_s, x, out=term)
+    term += root
+    np.multiply(2.0, x, out=x)
+    x /= term
+    return x
 
 
 def achievable_bandwidth(peak_bytes_per_s: np.ndarray, little_bytes_per_s: np.ndarray) -> np.ndarray:
@@ -535,16 +560,26 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     if bps is None:
         bps = stream_blocks_per_sm(p, threads_per_block, registers_per_thread, shared_per_block, max_blocks_per_sm)
     blocks = np.ceil(threads_total / threads_per_block)
-    resident_blocks = np.minimum(blocks, p.sm_count * np.maximum(bps, 1.0))
-    inflight = resident_blocks * threads_per_block * bytes_per_thread
+    # Each array below is new (or made here); the in-place steps keep the operations and their order.
+    resident_blocks = np.maximum(bps, 1.0)
+    np.multiply(p.sm_count, resident_blocks, out=resident_blocks)
+    np.minimum(blocks, resident_blocks, out=resident_blocks)
+    inflight = resident_blocks * threads_per_block
+    inflight *= bytes_per_thread
     busy_sm = np.minimum(p.sm_count, blocks)
-    rate = vector_rate_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
-    compute = np.where(vector_flop > 0, vector_flop / np.maximum(rate, 1e-300), 0.0)
-    sfu_rate = p.sfu_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
-    special = special_flop / sfu_rate
+    rate = vector_rate_per_sm * p.clock_hz
+    rate *= p.vector_efficiency
+    rate *= busy_sm
+    np.maximum(rate, 1e-300, out=rate)
+    compute = np.where(np.greater(vector_flop, 0), np.divide(vector_flop, rate, out=rate), 0.0)
+    special = p.sfu_per_sm * p.clock_hz
+    special *= p.vector_efficiency
+    special *= busy_sm
+    np.divide(special_flop, special, out=special)
     l2_bw = p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency
     dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency
-    dram_latency = p.l2_latency_s + p.dram_latency_s
+    load_latency = p.l2_latency_s + p.dram_latency_s
+    dram_latency = load_latency
     if read_fraction is not None:
         if read_fraction >= 1.0:
             dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_read_only_efficiency
@@ -560,16 +595,22 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
         # harmonic form (its operand loads wait on the pipeline, the queue of achievable_bandwidth).
         # DRAM: the round latency grows with the utilisation of the sustained bandwidth
         # (dram.loaded_latency_coefficient; 0 keeps the sharp knee), see loaded_little_bandwidth.
-        l2_bw = np.minimum(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
+        np.minimum(l2_bw, little_bandwidth(inflight, p.l2_latency_s), out=l2_bw)
         dram_bw = loaded_little_bandwidth(dram_bw, inflight, dram_latency, p.dram_loaded_latency_coefficient)
-    l2 = np.asarray(l2_bytes, dtype=np.float64) / l2_bw
-    dram_t = dram / dram_bw
-    fill = np.where(dram > 0, p.l2_latency_s + p.dram_latency_s, p.l2_latency_s)
-    time = np.maximum(np.maximum(compute, special), np.maximum(l2, dram_t)) + fill
-    occupancy = resident_blocks / p.sm_count * threads_per_block / (p.max_warps * p.warp_size)
+    l2 = np.divide(np.asarray(l2_bytes, dtype=np.float64), l2_bw, out=l2_bw)
+    dram_t = np.divide(dram, dram_bw, out=dram_bw)
+    fill = np.where(dram > 0, load_latency, p.l2_latency_s)
+    time = np.maximum(compute, special)
+    np.maximum(time, np.maximum(l2, dram_t), out=time)
+    time += fill
+    occupancy = np.divide(resident_blocks, p.sm_count, out=resident_blocks)
+    occupancy *= threads_per_block
+    occupancy /= p.max_warps * p.warp_size
+    np.minimum(occupancy, 1.0, out=occupancy)
+    if not (isinstance(blocks, np.ndarray) and blocks.shape == bps.shape and blocks.dtype == np.float64):
+        blocks = np.broadcast_to(blocks, bps.shape).astype(np.float64)
     return StreamKernel(time_s=time, compute_s=compute, special_s=special, l2_s=l2, dram_s=dram_t, fill_s=fill,
-                        blocks_per_sm=bps, achieved_occupancy=np.minimum(occupancy, 1.0),
-                        blocks=np.broadcast_to(blocks, bps.shape).astype(np.float64))
+                        blocks_per_sm=bps, achieved_occupancy=occupancy, blocks=blocks)
 
 
 def cpu_compute_rate(p: CPUParams, precision: str, matrix: bool, threads: np.ndarray | float) -> np.ndarray:
