@@ -245,13 +245,23 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
                 held = score
         best[0] = choice
         return
+    # An infeasible candidate (it fits on no SM, or splits K beyond the library's limit) scores
+    # inf + launches x launch overhead: inf when no overhead is NaN or -inf, a score never taken. A
+    # candidate infeasible on every row of the block is then skipped.
+    skip_infeasible = True
     for i in range(n):
         best_score[i] = math.inf  # a first score of inf is not taken, and candidate 0 stays the choice
         best[i] = 0
+        skip_infeasible = skip_infeasible and rv[10 * BLOCK_ROWS + i] > -math.inf
     for j in range(n_cand):
         split = splits[j]
+        feasible = not skip_infeasible
         for i in range(n):
-            occ[i] = occupancy[occupancy_row[start + i], j]
+            bps = occupancy[occupancy_row[start + i], j]
+            occ[i] = bps
+            feasible = feasible or (bps > 0.0 and not split > rv[12 * BLOCK_ROWS + i])
+        if not feasible:
+            continue
         for i in range(n):
             score = _candidate(oc, n_cand, j, rv, i, occ[i], split)[0]
             held = best_score[i]
