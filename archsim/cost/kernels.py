@@ -255,8 +255,8 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(table, axis=0, return_inverse=True)`` of a 2-D float table: the distinct rows in
     lexicographic order and each row's index among them. One ``np.lexsort`` over the columns: numpy's
     ``axis=0`` path sorts the rows as opaque structured records, ~10x slower at 10^4 rows and more."""
-    if len(table) <= 1:  # nothing to sort (a lone GEMM at one point)
-        return table.copy(), np.zeros(len(table), dtype=np.int64)
+    if len(table) <= 1 or (table == table[0]).all():  # nothing to sort (a lone GEMM at one point, one precision)
+        return table[:1].copy(), np.zeros(len(table), dtype=np.int64)
     order = np.lexsort(table.T[::-1])  # the last key is the primary one: column 0 leads
     ordered = table[order]
     new = np.empty(len(table), dtype=bool)
@@ -521,10 +521,21 @@ def stream_blocks_per_sm(p: GPUParams, threads_per_block: float = STREAM_THREADS
                          registers_per_thread: float = 32.0, shared_per_block: float = 0.0,
                          max_blocks_per_sm: float = np.inf) -> np.ndarray:
     """Resident blocks per SM of a streaming kernel at each point of ``p`` (:func:`gpu_occupancy`
-    of one block shape, at most ``max_blocks_per_sm``): a function of the point alone."""
-    tpb = np.asarray([[threads_per_block]])
-    bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
-    return np.minimum(bps, max_blocks_per_sm)
+    of one block shape, at most ``max_blocks_per_sm``): a function of the point alone, kept on the
+    pack per block shape (:func:`_kept`; a read-only array)."""
+    def build() -> np.ndarray:
+        tpb = np.asarray([[threads_per_block]])
+        bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
+        return _frozen(np.minimum(bps, max_blocks_per_sm))
+
+    key = ("stream_blocks_per_sm", threads_per_block, registers_per_thread, shared_per_block, max_blocks_per_sm)
+    return _kept(p, key, _STREAM_OCCUPANCY_FIELDS, build)
+
+
+_STREAM_OCCUPANCY_FIELDS = ("warp_size", "max_warps", "registers_per_sm", "shared_memory_bytes", "max_blocks",
+                            "max_shared_memory_per_block_bytes", "max_threads_per_block",
+                            "max_registers_per_thread")
+"""The pack's fields :func:`gpu_occupancy` reads (a streaming kernel's occupancy depends on them alone)."""
 
 
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,

@@ -87,3 +87,24 @@ def test_a_view_with_an_sm_field_replaced_builds_its_own(params):
 def test_unknown_library_is_refused(params):
     with pytest.raises(ValueError, match="unknown GEMM kernel library"):
         _grid(params, SHAPES[:1], [[2.0, 2.0]], library="cublaslt")
+
+
+def test_stream_blocks_per_sm_kept_per_block_shape(params):
+    first = kn.stream_blocks_per_sm(params)
+    assert kn.stream_blocks_per_sm(params) is first and not first.flags.writeable
+    big = kn.stream_blocks_per_sm(params, threads_per_block=1024, registers_per_thread=64.0, shared_per_block=4096.0,
+                                  max_blocks_per_sm=3.0)
+    params.__dict__.pop(kn._KEPT_KEY)
+    np.testing.assert_array_equal(kn.stream_blocks_per_sm(params), first)
+    np.testing.assert_array_equal(kn.stream_blocks_per_sm(params, 1024, 64.0, 4096.0, 3.0), big)
+    assert not np.array_equal(big, first)
+
+
+@pytest.mark.parametrize("rows", [[[2.0, 2.0]] * 5, [[2.0, 4.0], [2.0, 4.0], [1.0, 2.0], [2.0, 4.0]],
+                                  [[np.nan, 2.0], [np.nan, 2.0]], [[4.0, 4.0]]])
+def test_unique_rows_is_numpy_unique(rows):
+    table = np.asarray(rows, dtype=np.float64)
+    keys, inverse = kn._unique_rows(table)
+    want_keys, want_inverse = np.unique(table, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(keys, want_keys)
+    np.testing.assert_array_equal(np.ravel(inverse), np.ravel(want_inverse))
