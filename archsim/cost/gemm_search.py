@@ -1,4 +1,4 @@
-"""The numba kernel behind :func:`archsim.cost.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
+"""The numba kernels behind :func:`archsim.cost.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
 
 A row is one GEMM on one hardware point. For each row the kernel evaluates the model of
 :mod:`archsim.cost.kernels` (waves, occupancy, Little's-law bandwidth, pipeline fill, split-K reduction)
@@ -18,6 +18,9 @@ row's point, once per row (:func:`_row_values`). A GEMM's consecutive rows are s
 each candidate's model runs over the block's rows in one loop (SIMD across the rows, the divisions
 of the model being its cost), the rows' running minimum kept in the candidates' order, so the choice
 is the one-row-at-a-time choice to the last bit.
+
+:func:`mapper_rows` is the L2 tiling mapper of :func:`archsim.cost.traffic.gemm_bytes_rows` (the DRAM
+bytes the search starts from), compiled for the same reason: one call for all of an estimate's GEMMs.
 """
 
 from __future__ import annotations
