@@ -1,4 +1,4 @@
-"""The numba kernel behind :func:`archsim.cost.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
+"""The numba kernels behind :func:`archsim.cost.kernels.gpu_gemm`: every tile candidate of every row, the fastest kept.
 
 A row is one GEMM on one hardware point. For each row the kernel evaluates the model of
 :mod:`archsim.cost.kernels` (waves, occupancy, Little's-law bandwidth, pipeline fill, split-K reduction)
@@ -9,11 +9,18 @@ formulas' documentation, in IEEE double precision without reassociation or contr
 default, no ``fastmath``) and with numpy's division semantics (``error_model="numpy"``: x / 0 is
 inf or NaN, never an exception).
 
-Doing this in one compiled loop keeps nothing of size rows x candidates in memory: a sweep of
-thousands of points then costs a few nanoseconds per candidate instead of a few dozen numpy
-temporaries per candidate. The values that depend on the GEMM and the candidate only (tile and block
-counts, per-block FLOP and bytes, split-K bytes) are computed once where a GEMM's rows begin
-(:func:`_op_candidates`; once per GEMM in an op-major stacked pass), not once per point.
+Doing this compiled keeps nothing of size rows x candidates in memory: a sweep of thousands of
+points then costs a few nanoseconds per candidate instead of a few dozen numpy temporaries per
+candidate. The values that depend on the GEMM and the candidate only (tile and block counts,
+per-block FLOP and bytes, split-K bytes) are computed once where a GEMM's rows begin
+(:func:`_op_candidates`; once per GEMM in an op-major stacked pass), not once per point; those of a
+row's point, once per row (:func:`_row_values`). A GEMM's consecutive rows are searched in blocks:
+each candidate's model runs over the block's rows in one loop (SIMD across the rows, the divisions
+of the model being its cost), the rows' running minimum kept in the candidates' order, so the choice
+is the one-row-at-a-time choice to the last bit.
+
+:func:`mapper_rows` is the L2 tiling mapper of :func:`archsim.cost.traffic.gemm_bytes_rows` (the DRAM
+bytes the search starts from), compiled for the same reason: one call for all of an estimate's GEMMs.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "search"]
+__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows"]
 
 OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 """Columns of the GEMM table (one row per distinct GEMM)."""
@@ -31,9 +38,9 @@ OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 POINT_FIELDS = ("sm_count", "gemm_pipeline_stages", "clock_hz", "l1_bandwidth_per_sm_bytes_per_s",
                 "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
                 "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s", "launch_overhead_s", "max_warps",
-                "gemm_cluster_size", "gemm_max_split_k", "flop_per_cycle_per_sm", "efficiency")
-"""Columns of the point table (one row per hardware point; the last two are the GEMM unit's rate and
-achievable fraction at that point)."""
+                "gemm_cluster_size", "gemm_max_split_k")
+"""Columns of the point table (one row per hardware point): fields of the parameter pack (the GEMM
+unit's rate and achievable fraction at each point are passed beside it)."""
 
 OUT_FIELDS = ("time_s", "compute_s", "l1_s", "l2_s", "dram_s", "fill_s", "launches", "flop_executed", "l1_bytes",
               "l2_bytes", "dram_bytes", "bm", "bn", "split_k", "waves", "blocks_per_sm", "achieved_occupancy")
@@ -60,13 +67,15 @@ GEMM and the candidate only, not on the hardware point."""
 
 @njit(cache=True, error_model="numpy")
 def _op_candidates(op, cand, k_slice_bytes, acc_bytes, out):  # pragma: no cover - numba
-    """Fill ``out`` (len(OP_CANDIDATE_FIELDS) x candidates) with GEMM ``op``'s point-free values of
-    every candidate: see :mod:`archsim.cost.kernels` for the formulas. Each is the operation the
-    per-point model would make on the same numbers (a sweep's points then share them)."""
+    """Fill ``out`` (flat, field-major: value ``f`` of candidate ``j`` at ``f * candidates + j``) with GEMM
+    ``op``'s point-free values of every candidate (:data:`OP_CANDIDATE_FIELDS`): see
+    :mod:`archsim.cost.kernels` for the formulas. Each is the operation the per-point model would make
+    on the same numbers (a sweep's points then share them)."""
     m, n, k, batch, a, b, c = op[0], op[1], op[2], op[3], op[4], op[5], op[6]
     elem = _max(a, b)
     bk = k_slice_bytes / elem
-    for j in range(cand.shape[1]):
+    nc = cand.shape[1]
+    for j in range(nc):
         bm, bn, threads, split = cand[0, j], cand[1, j], cand[2, j], cand[3, j]
         stage_bytes = (bm * a + bn * b) * bk
         k_iters = np.ceil(np.ceil(k / bk) / split)
@@ -79,62 +88,116 @@ def _op_candidates(op, cand, k_slice_bytes, acc_bytes, out):  # pragma: no cover
         warps = threads / 32.0
         wm_count = _min(2.0, warps)
         wn_count = warps / wm_count
-        out[0, j] = stage_bytes
-        out[1, j] = k_cta
-        out[2, j] = tiles_mn * split
-        out[3, j] = 2.0 * bm * bn * k_cta
-        out[4, j] = m_tiles
-        out[5, j] = bm * a
-        out[6, j] = bn * b
-        out[7, j] = bm * bn * (acc_bytes if split > 1.0 else c)
-        out[8, j] = stage_bytes * k_iters + (bm * a * wn_count + bn * b * wm_count) * bk * k_iters
-        out[9, j] = batch * m * n * acc_bytes * split if split > 1.0 else 0.0
+        out[j] = stage_bytes
+        out[nc + j] = k_cta
+        out[2 * nc + j] = tiles_mn * split
+        out[3 * nc + j] = 2.0 * bm * bn * k_cta
+        out[4 * nc + j] = m_tiles
+        out[5 * nc + j] = bm * a
+        out[6 * nc + j] = bn * b
+        out[7 * nc + j] = bm * bn * (acc_bytes if split > 1.0 else c)
+        out[8 * nc + j] = stage_bytes * k_iters + (bm * a * wn_count + bn * b * wm_count) * bk * k_iters
+        out[9 * nc + j] = batch * m * n * acc_bytes * split if split > 1.0 else 0.0
         # Parallel split-K: a reduction kernel reads the partials and writes C.
-        out[10, j] = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
+        out[10 * nc + j] = batch * m * n * (acc_bytes * split + c) if split > 1.0 else 0.0
+
+
+BLOCK_ROWS = 64
+"""Rows of one GEMM searched together: the model runs over a block's rows in one loop per candidate
+(SIMD across rows), on per-row tables of this many columns."""
+
+ROW_FIELDS = ("sm_count", "stages_in_flight", "sm_rate", "l1_bandwidth_per_sm_bytes_per_s", "inv_l2_peak",
+              "dram_peak", "inv_dram_peak", "l2_latency_s", "dram_latency_s", "fill_latency_s", "launch_overhead_s",
+              "gemm_cluster_size", "gemm_max_split_k", "dram_min", "a_stream", "max_warps")
+"""Rows of a block's per-row table (:func:`_row_values`; flat, value ``f`` of row ``i`` at
+``f * BLOCK_ROWS + i``): a row's point values as the model combines them before any candidate (its
+peaks, their reciprocals, the SM's FLOP rate), the row's DRAM bytes and A-stream factor, and the SM's
+warp limit (for the achieved occupancy)."""
+
+CHOSEN_FIELDS = (*OP_CANDIDATE_FIELDS, "blocks_per_sm", "split_k", "bm", "bn", "threads")
+"""Rows of a block's table of each row's chosen candidate (:func:`_block_out`; flat like
+:data:`ROW_FIELDS`): its values of the GEMM's candidate table, its blocks per SM on the row's point
+and its tile-table values."""
+
+
+@njit(cache=True, error_model="numpy")
+def _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_stream, start, stop,
+                rv):  # pragma: no cover - numba
+    """Fill the first ``stop - start`` columns of the per-row table ``rv`` (:data:`ROW_FIELDS`) with rows
+    ``start:stop``: each the operation the per-candidate model made on the same numbers."""
+    for i in range(stop - start):
+        r = start + i
+        point = point_row[r]
+        pt = points[point]  # a row of POINT_FIELDS
+        l2_peak = pt[4] * pt[5]
+        dram_peak = pt[6] * pt[7]
+        rv[i] = pt[0]
+        rv[BLOCK_ROWS + i] = pt[1] - 1.0
+        rv[2 * BLOCK_ROWS + i] = unit_rate[point] * pt[2] * unit_efficiency[point]
+        rv[3 * BLOCK_ROWS + i] = pt[3]
+        rv[4 * BLOCK_ROWS + i] = 1.0 / l2_peak
+        rv[5 * BLOCK_ROWS + i] = dram_peak
+        rv[6 * BLOCK_ROWS + i] = 1.0 / dram_peak
+        rv[7 * BLOCK_ROWS + i] = pt[8]
+        rv[8 * BLOCK_ROWS + i] = pt[9]
+        rv[9 * BLOCK_ROWS + i] = pt[8] + pt[9]
+        rv[10 * BLOCK_ROWS + i] = pt[10]
+        rv[11 * BLOCK_ROWS + i] = pt[12]
+        rv[12 * BLOCK_ROWS + i] = pt[13]
+        rv[13 * BLOCK_ROWS + i] = dram_min[r]
+        rv[14 * BLOCK_ROWS + i] = a_stream[r]
+        rv[15 * BLOCK_ROWS + i] = pt[11]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _candidate(oc, j, pt, dram_min, a_stream, bps, split):  # pragma: no cover - numba
-    """The kernel model of one (GEMM, point, candidate ``j``): see :mod:`archsim.cost.kernels` for the
-    formulas; ``oc`` is the GEMM's candidate table (:func:`_op_candidates`).
+def _candidate(c, cs, jc, rv, i, bps, split):  # pragma: no cover - numba
+    """The kernel model of one (GEMM, row ``i``, candidate): see :mod:`archsim.cost.kernels` for the
+    formulas. The candidate's point-free values (:data:`OP_CANDIDATE_FIELDS`) are ``c[f * cs + jc]``
+    (the GEMM's candidate table, or a block's table of each row's chosen candidate), the row's values
+    ``rv[f * BLOCK_ROWS + i]`` (:func:`_row_values`).
 
     Returns (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots,
     waves, flop_cta, l1_cta, l2_total, dram_kernel); ``score`` = time + launches x launch overhead.
     """
-    # pt is a row of POINT_FIELDS.
-    sm = pt[0]
-    stages = pt[1]
-    clock = pt[2]
-    l1_rate = pt[3]
-    l2_peak = pt[4] * pt[5]
-    dram_peak = pt[6] * pt[7]
-    l2_lat = pt[8]
-    dram_lat = pt[9]
-    launch_overhead = pt[10]
-    cluster = pt[12]
-    max_split = pt[13]
-    unit_rate = pt[14]
-    unit_efficiency = pt[15]
-    stage_bytes = oc[0, j]
-    k_cta = oc[1, j]
-    ctas = oc[2, j]
-    flop_cta = oc[3, j]
-    l1_cta = oc[8, j]
-    reduce_bytes = oc[10, j]
+    sm = rv[i]
+    stages_in_flight = rv[BLOCK_ROWS + i]
+    sm_rate = rv[2 * BLOCK_ROWS + i]
+    l1_rate = rv[3 * BLOCK_ROWS + i]
+    inv_l2_peak = rv[4 * BLOCK_ROWS + i]
+    dram_peak = rv[5 * BLOCK_ROWS + i]
+    inv_dram_peak = rv[6 * BLOCK_ROWS + i]
+    l2_lat = rv[7 * BLOCK_ROWS + i]
+    dram_lat = rv[8 * BLOCK_ROWS + i]
+    fill_lat = rv[9 * BLOCK_ROWS + i]
+    launch_overhead = rv[10 * BLOCK_ROWS + i]
+    cluster = rv[11 * BLOCK_ROWS + i]
+    max_split = rv[12 * BLOCK_ROWS + i]
+    dram_min = rv[13 * BLOCK_ROWS + i]
+    a_stream = rv[14 * BLOCK_ROWS + i]
+    stage_bytes = c[jc]
+    k_cta = c[cs + jc]
+    ctas = c[2 * cs + jc]
+    flop_cta = c[3 * cs + jc]
+    m_tiles = c[4 * cs + jc]
+    bm_a = c[5 * cs + jc]
+    bn_b = c[6 * cs + jc]
+    c_term = c[7 * cs + jc]
+    l1_cta = c[8 * cs + jc]
+    partial_bytes = c[9 * cs + jc]
+    reduce_bytes = c[10 * cs + jc]
     slots = sm * bps
     full = np.floor(ctas / _max(slots, 1.0))
     tail = ctas - full * slots
     # Per-block work. A cluster of CTAs along M (Hopper TMA multicast) fetches each B tile from L2 once
     # for all of them: B's L2 traffic per block is divided by the CTAs that share it.
-    share = _max(_min(cluster, oc[4, j]), 1.0)
-    l2_cta = (oc[5, j] * a_stream + oc[6, j] / share) * k_cta + oc[7, j]
-    sm_rate = unit_rate * clock * unit_efficiency
+    share = _max(_min(cluster, m_tiles), 1.0)
+    l2_cta = (bm_a * a_stream + bn_b / share) * k_cta + c_term
     l2_total = ctas * l2_cta
     dram_main = _min(dram_min, l2_total)
-    dram_kernel = dram_main + oc[9, j]
+    dram_kernel = dram_main + partial_bytes
     miss = _min(_max(dram_kernel / _max(l2_total, 1.0), 0.0), 1.0)
     latency = l2_lat + miss * dram_lat
-    inflight_cta = (stages - 1.0) * stage_bytes
+    inflight_cta = stages_in_flight * stage_bytes
     # Compute and shared memory are quantised by waves (each SM runs its blocks in turn); L2 and DRAM
     # traffic are shared by the whole grid, at the bandwidth its resident blocks can keep in flight
     # (Little's law, combined with the peak harmonically: kernels.achievable_bandwidth).
@@ -144,11 +207,11 @@ def _candidate(oc, j, pt, dram_min, a_stream, bps, split):  # pragma: no cover -
     l1 = blocks_in_turn * l1_cta / l1_rate
     resident = _min(ctas, slots)
     lat_bw = _max(resident, 1.0) * inflight_cta / latency
-    l2 = l2_total / (1.0 / (1.0 / l2_peak + 1.0 / lat_bw))
-    dram = dram_kernel / (1.0 / (1.0 / dram_peak + 1.0 / lat_bw))
+    l2 = l2_total / (1.0 / (inv_l2_peak + 1.0 / lat_bw))
+    dram = dram_kernel / (1.0 / (inv_dram_peak + 1.0 / lat_bw))
     t_body = _max(_max(compute, l1), _max(l2, dram))
     # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
-    fill = waves * (l2_lat + dram_lat)
+    fill = waves * fill_lat
     reduce_s = reduce_bytes / dram_peak
     time = t_body + fill + reduce_s
     # A candidate that does not fit on an SM, or splits K more than the library does, is never chosen.
@@ -161,56 +224,204 @@ def _candidate(oc, j, pt, dram_min, a_stream, bps, split):  # pragma: no cover -
 
 
 @njit(cache=True, error_model="numpy")
-def search(ops, points, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row, cand, k_slice_bytes,
-           acc_bytes, out):  # pragma: no cover - numba
-    """Fill ``out`` (len(OUT_FIELDS) x rows) with the fastest candidate of every row.
+def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best):  # pragma: no cover - numba
+    """The first candidate of minimum score of each of the ``n`` rows of a block (``best``), as
+    ``numpy.argmin`` over the candidates would pick it: the first on a tie, a NaN score wins.
 
-    ``ops``: (G, OP_FIELDS); ``points``: (H, POINT_FIELDS); row r is GEMM ``op_row[r]`` on point
-    ``point_row[r]`` with L2-model DRAM bytes ``dram_min[r]``, A-stream factor ``a_stream[r]`` and
-    blocks per SM ``occupancy[occupancy_row[r], candidate]``; ``cand``: (4, candidates) of bm, bn,
-    threads, split-K.
+    The scores are those of :func:`_candidate`, compared in the candidates' order: one loop over
+    the rows per candidate, the rows' running minimum kept (``best_score``); a block of one row
+    (a GEMM at one point) scores its candidates in one loop instead (SIMD across candidates).
+    ``occ`` and ``best_score`` hold at least max(n, candidates) values.
+    """
+    n_cand = splits.shape[0]
+    if n == 1:
+        for j in range(n_cand):
+            occ[j] = occupancy[occupancy_row[start], j]
+        for j in range(n_cand):
+            best_score[j] = _candidate(oc, n_cand, j, rv, 0, occ[j], splits[j])[0]
+        choice = 0
+        held = best_score[0]
+        for j in range(1, n_cand):
+            score = best_score[j]
+            if score < held or (score != score and held == held):
+                choice = j
+                held = score
+        best[0] = choice
+        return
+    # An infeasible candidate (it fits on no SM, or splits K beyond the library's limit) scores
+    # inf + launches x launch overhead: inf when no overhead is NaN or -inf, a score never taken. A
+    # candidate infeasible on every row of the block is then skipped.
+    skip_infeasible = True
+    for i in range(n):
+        best_score[i] = math.inf  # a first score of inf is not taken, and candidate 0 stays the choice
+        best[i] = 0
+        skip_infeasible = skip_infeasible and rv[10 * BLOCK_ROWS + i] > -math.inf
+    for j in range(n_cand):
+        split = splits[j]
+        feasible = not skip_infeasible
+        for i in range(n):
+            bps = occupancy[occupancy_row[start + i], j]
+            occ[i] = bps
+            feasible = feasible or (bps > 0.0 and not split > rv[12 * BLOCK_ROWS + i])
+        if not feasible:
+            continue
+        for i in range(n):
+            score = _candidate(oc, n_cand, j, rv, i, occ[i], split)[0]
+            held = best_score[i]
+            take = score < held or (score != score and held == held)
+            best_score[i] = score if take else held
+            best[i] = j if take else best[i]
+
+
+@njit(cache=True, error_model="numpy")
+def _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out):  # pragma: no cover - numba
+    """Write the figures of each row's chosen candidate ``best[i]`` to ``out[:, start + i]``.
+
+    The chosen candidates' values are first gathered into ``chosen`` (:data:`CHOSEN_FIELDS`), so the
+    model then runs over the rows in one loop of contiguous columns (SIMD across rows) into ``res``
+    (flat, :data:`OUT_FIELDS` x ``BLOCK_ROWS``), which is copied to ``out``.
     """
     n_cand = cand.shape[1]
-    bms, bns, threads, splits = cand[0], cand[1], cand[2], cand[3]
-    scores = np.empty(n_cand)
-    oc = np.empty((len(OP_CANDIDATE_FIELDS), n_cand))
-    last_op = -1
-    for r in range(op_row.shape[0]):
-        if op_row[r] != last_op:  # rows are op-major in a stacked pass: once per GEMM
-            last_op = op_row[r]
-            _op_candidates(ops[last_op], cand, k_slice_bytes, acc_bytes, oc)
-        pt = points[point_row[r]]
-        occ = occupancy[occupancy_row[r]]
-        dm, ast = dram_min[r], a_stream[r]
-        # A branch-free loop over the candidates (SIMD), then the first minimum.
-        for j in range(n_cand):
-            scores[j] = _candidate(oc, j, pt, dm, ast, occ[j], splits[j])[0]
-        best = 0
-        best_score = scores[0]
-        for j in range(1, n_cand):
-            score = scores[j]
-            if score < best_score or (score != score and best_score == best_score):
-                best = j
-                best_score = score
-        bps = occ[best]
+    n_fields = len(OP_CANDIDATE_FIELDS)
+    for i in range(n):
+        j = best[i]
+        for f in range(n_fields):
+            chosen[f * BLOCK_ROWS + i] = oc[f * n_cand + j]
+        chosen[n_fields * BLOCK_ROWS + i] = occupancy[occupancy_row[start + i], j]
+        chosen[(n_fields + 1) * BLOCK_ROWS + i] = cand[3, j]
+        chosen[(n_fields + 2) * BLOCK_ROWS + i] = cand[0, j]
+        chosen[(n_fields + 3) * BLOCK_ROWS + i] = cand[1, j]
+        chosen[(n_fields + 4) * BLOCK_ROWS + i] = cand[2, j]
+    for i in range(n):
+        bps = chosen[n_fields * BLOCK_ROWS + i]
+        split = chosen[(n_fields + 1) * BLOCK_ROWS + i]
         (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
-         l1_cta, l2_total, dram_kernel) = _candidate(oc, best, pt, dm, ast, bps, splits[best])
+         l1_cta, l2_total, dram_kernel) = _candidate(chosen, BLOCK_ROWS, i, rv, i, bps, split)
         active_avg = ctas / _max(waves, 1.0)
-        out[0, r] = time
-        out[1, r] = compute
-        out[2, r] = l1
-        out[3, r] = l2
-        out[4, r] = dram + reduce_s
-        out[5, r] = fill
-        out[6, r] = launches
-        out[7, r] = ctas * flop_cta
-        out[8, r] = ctas * l1_cta
-        out[9, r] = l2_total + reduce_bytes
-        out[10, r] = dram_kernel + reduce_bytes
-        out[11, r] = bms[best]
-        out[12, r] = bns[best]
-        out[13, r] = splits[best]
-        out[14, r] = waves
-        out[15, r] = bps
-        max_warps = pt[11]
-        out[16, r] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (threads[best] / 32.0) / max_warps
+        threads = chosen[(n_fields + 4) * BLOCK_ROWS + i]
+        max_warps = rv[15 * BLOCK_ROWS + i]
+        res[i] = time
+        res[BLOCK_ROWS + i] = compute
+        res[2 * BLOCK_ROWS + i] = l1
+        res[3 * BLOCK_ROWS + i] = l2
+        res[4 * BLOCK_ROWS + i] = dram + reduce_s
+        res[5 * BLOCK_ROWS + i] = fill
+        res[6 * BLOCK_ROWS + i] = launches
+        res[7 * BLOCK_ROWS + i] = ctas * flop_cta
+        res[8 * BLOCK_ROWS + i] = ctas * l1_cta
+        res[9 * BLOCK_ROWS + i] = l2_total + reduce_bytes
+        res[10 * BLOCK_ROWS + i] = dram_kernel + reduce_bytes
+        res[11 * BLOCK_ROWS + i] = chosen[(n_fields + 2) * BLOCK_ROWS + i]
+        res[12 * BLOCK_ROWS + i] = chosen[(n_fields + 3) * BLOCK_ROWS + i]
+        res[13 * BLOCK_ROWS + i] = split
+        res[14 * BLOCK_ROWS + i] = waves
+        res[15 * BLOCK_ROWS + i] = bps
+        res[16 * BLOCK_ROWS + i] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (threads / 32.0) / max_warps
+    for f in range(out.shape[0]):
+        for i in range(n):
+            out[f, start + i] = res[f * BLOCK_ROWS + i]
+
+
+@njit(cache=True, error_model="numpy")
+def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row,
+           cand, k_slice_bytes, acc_bytes, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(OUT_FIELDS) x rows) with the fastest candidate of every row.
+
+    ``ops``: (G, OP_FIELDS); ``points``: (H, POINT_FIELDS), with the GEMM unit's FLOP/cycle/SM
+    ``unit_rate`` and achievable fraction ``unit_efficiency`` (H,) at each point; row r is GEMM
+    ``op_row[r]`` on point ``point_row[r]`` with L2-model DRAM bytes ``dram_min[r]``, A-stream factor
+    ``a_stream[r]`` and blocks per SM ``occupancy[occupancy_row[r], candidate]``; ``cand``:
+    (4, candidates) of bm, bn, threads, split-K.
+
+    Consecutive rows of one GEMM (an op-major stacked pass) are searched in blocks of up to
+    :data:`BLOCK_ROWS`: its candidate table is built once, each candidate is scored over the block's
+    rows in one loop (:func:`_block_best`), and the chosen ones' figures are computed again over the
+    rows (:func:`_block_out`).
+    """
+    n_cand = cand.shape[1]
+    splits = cand[3]
+    oc = np.empty(len(OP_CANDIDATE_FIELDS) * n_cand)
+    rv = np.empty(len(ROW_FIELDS) * BLOCK_ROWS)
+    chosen = np.empty(len(CHOSEN_FIELDS) * BLOCK_ROWS)
+    res = np.empty(len(OUT_FIELDS) * BLOCK_ROWS)
+    occ = np.empty(max(BLOCK_ROWS, n_cand))
+    best_score = np.empty(max(BLOCK_ROWS, n_cand))
+    best = np.empty(BLOCK_ROWS, dtype=np.int64)
+    rows = op_row.shape[0]
+    last_op = -1
+    start = 0
+    while start < rows:
+        op = op_row[start]
+        stop = start + 1
+        while stop < rows and stop - start < BLOCK_ROWS and op_row[stop] == op:
+            stop += 1
+        if op != last_op:  # rows are op-major in a stacked pass: once per GEMM
+            last_op = op
+            _op_candidates(ops[op], cand, k_slice_bytes, acc_bytes, oc)
+        n = stop - start
+        _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_stream, start, stop, rv)
+        _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best)
+        _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out)
+        start = stop
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _tile_sizes(dim, bits, out):  # pragma: no cover - numba
+    """Fill ``out[:bits + 1]`` with the tile sizes the traffic mapper tries along a dimension of
+    ``dim``: the powers of two ``2^0 .. 2^(bits - 1)`` (``dim`` in place of those at or above it),
+    then ``dim`` itself (:func:`archsim.cost.traffic._tile_candidates`, padded with ``dim``)."""
+    power = 1.0
+    for i in range(bits):
+        out[i] = power if power < dim else dim
+        power *= 2.0
+    out[bits] = dim
+
+
+@njit(cache=True, error_model="numpy")
+def mapper_rows(m, n, k, batch, a, b, c, a_pass, cap, bits_m, bits_n, out):  # pragma: no cover - numba
+    """Fill ``out`` (R,) with :func:`archsim.cost.traffic.gemm_bytes_rows` of R GEMMs: row ``r`` is the
+    minimum over its output-stationary tiles and A-/B-panel dataflows of the bytes crossing into a
+    level of ``cap[r]`` bytes, each candidate's count made of the same operations in the same order as
+    the array formulas there (a tile that does not fit counts as untiled); ``bits_m``, ``bits_n``: the
+    powers of two tried along M and N (the bit lengths of the largest M and N)."""
+    tms = np.empty(bits_m + 1)
+    tns = np.empty(bits_n + 1)
+    ceil_m = np.empty(bits_m + 1)
+    ceil_n = np.empty(bits_n + 1)
+    for r in range(m.shape[0]):
+        mr, nr, kr, br, ar, bb, cr, ap, cp = m[r], n[r], k[r], batch[r], a[r], b[r], c[r], a_pass[r], cap[r]
+        _tile_sizes(mr, bits_m, tms)
+        _tile_sizes(nr, bits_n, tns)
+        for i in range(bits_m + 1):
+            ceil_m[i] = np.ceil(mr / tms[i])
+        for i in range(bits_n + 1):
+            ceil_n[i] = np.ceil(nr / tns[i])
+        bkn = bb * kr * nr
+        cmn = cr * mr * nr
+        untiled = (ap * nr + bkn * mr + cmn) * br
+        # Output-stationary: a C tile plus one k-slice of its A rows and B columns.
+        q_os = math.inf
+        for i in range(bits_m + 1):
+            tm = tms[i]
+            b_reads = bkn * ceil_m[i]
+            for j in range(bits_n + 1):
+                tn = tns[j]
+                fits = tm * tn * cr + tm * ar + tn * bb <= cp
+                q = (ap * ceil_n[j] + b_reads + cmn) * br if fits else untiled
+                q_os = _min(q_os, q)
+        a_row = ap / mr
+        # A-panel resident: tm rows of A, one column of B, tm outputs.
+        q_a = math.inf
+        for i in range(bits_m + 1):
+            tm = tms[i]
+            fits = tm * a_row + kr * bb + tm * cr <= cp
+            q = (ap + bkn * ceil_m[i] + cmn) * br if fits else untiled
+            q_a = _min(q_a, q)
+        # B-panel resident: tn columns of B, one row of A, tn outputs.
+        q_b = math.inf
+        for j in range(bits_n + 1):
+            tn = tns[j]
+            fits = tn * kr * bb + a_row + tn * cr <= cp
+            q = (ap * ceil_n[j] + bkn + cmn) * br if fits else untiled
+            q_b = _min(q_b, q)
+        out[r] = _min(_min(q_os, q_a), q_b)

@@ -121,11 +121,36 @@ def loaded_little_bandwidth(peak_bytes_per_s: np.ndarray, bytes_in_flight: np.nd
     """
     knee = np.minimum(peak_bytes_per_s, little_bandwidth(bytes_in_flight, idle_latency_s))
     c = np.asarray(coefficient, dtype=np.float64)
-    if not (c > 0.0).any():
+    loaded = c > 0.0
+    if not loaded.any():
         return knee
     x = bytes_in_flight / peak_bytes_per_s
+    if isinstance(x, np.ndarray) and x.ndim and all(np.shape(v) in ((), x.shape) for v in (idle_latency_s, c)):
+        bandwidth = _loaded_peak_fraction(x, idle_latency_s, c)
+        np.multiply(peak_bytes_per_s, bandwidth, out=bandwidth)
+        if not loaded.all():
+            np.copyto(bandwidth, knee, where=~loaded)
+        return bandwidth
     rho = 2.0 * x / (idle_latency_s + x + np.sqrt((idle_latency_s - x) ** 2 + 4.0 * c * idle_latency_s * x))
-    return np.where(c > 0.0, peak_bytes_per_s * rho, knee)
+    return np.where(loaded, peak_bytes_per_s * rho, knee)
+
+
+def _loaded_peak_fraction(x: np.ndarray, idle_latency_s: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``rho = 2 x / (L0 + x + sqrt((L0 - x)^2 + 4 c L0 x))`` of :func:`loaded_little_bandwidth` for an
+    array ``x`` (``L0`` and ``c`` of its shape, or numbers), with the same operations in the same order
+    on two temporaries (a stacked pass runs it on tens of thousands of rows); ``x`` becomes the result."""
+    root = np.subtract(idle_latency_s, x)
+    np.square(root, out=root)  # what ``** 2`` of an array computes
+    term = np.multiply(4.0, c, out=np.empty_like(x))
+    term *= idle_latency_s
+    term *= x
+    root += term
+    np.sqrt(root, out=root)
+    np.add(idle_latency_s, x, out=term)
+    term += root
+    np.multiply(2.0, x, out=x)
+    x /= term
+    return x
 
 
 def achievable_bandwidth(peak_bytes_per_s: np.ndarray, little_bytes_per_s: np.ndarray) -> np.ndarray:
@@ -230,8 +255,8 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(table, axis=0, return_inverse=True)`` of a 2-D float table: the distinct rows in
     lexicographic order and each row's index among them. One ``np.lexsort`` over the columns: numpy's
     ``axis=0`` path sorts the rows as opaque structured records, ~10x slower at 10^4 rows and more."""
-    if len(table) <= 1:  # nothing to sort (a lone GEMM at one point)
-        return table.copy(), np.zeros(len(table), dtype=np.int64)
+    if len(table) <= 1 or (table == table[0]).all():  # nothing to sort (a lone GEMM at one point, one precision)
+        return table[:1].copy(), np.zeros(len(table), dtype=np.int64)
     order = np.lexsort(table.T[::-1])  # the last key is the primary one: column 0 leads
     ordered = table[order]
     new = np.empty(len(table), dtype=bool)
@@ -242,17 +267,65 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[new], inverse
 
 
-def library_candidates(library: str) -> np.ndarray | None:
-    """Columns of the candidate table a kernel library chooses from (``None``: all of them)."""
+def _library_columns(library: str) -> np.ndarray | None:
+    """:func:`library_candidates`, computed (once per library, at import)."""
     if library in (GEMM_LIBRARY, CONV_BACKWARD_LIBRARY):
         return None
-    if library != CONV_LIBRARY:
-        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {', '.join(LIBRARIES)}")
     bm, bn, _, _, split = TILE_TABLE
     keep = np.zeros(len(bm), dtype=bool)
     for tbm, tbn in CONV_TILES:
         keep |= (bm == tbm) & (bn == tbn)
-    return np.flatnonzero(keep & (split == 1.0))
+    columns = np.flatnonzero(keep & (split == 1.0))
+    columns.flags.writeable = False
+    return columns
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """``a``, or a read-only view of it: the compiled search is specialised once, for read-only tables."""
+    if not a.flags.writeable:
+        return a
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+_LIBRARY_COLUMNS = {library: _library_columns(library) for library in LIBRARIES}
+"""Each library's columns of the candidate table (:func:`library_candidates`), read-only constants."""
+
+SEARCH_TABLE = _frozen(np.stack([TILE_TABLE[0], TILE_TABLE[1], TILE_TABLE[2], TILE_TABLE[4]]))
+"""bm, bn, threads and split-K of every candidate: the table the compiled search reads."""
+
+_LIBRARY_TABLES = {library: SEARCH_TABLE if columns is None else _frozen(np.ascontiguousarray(SEARCH_TABLE[:, columns]))
+                   for library, columns in _LIBRARY_COLUMNS.items()}
+""":data:`SEARCH_TABLE` restricted to each library's candidates (read-only constants)."""
+
+
+def library_candidates(library: str) -> np.ndarray | None:
+    """Columns of the candidate table a kernel library chooses from (``None``: all of them; a
+    read-only array shared by every call)."""
+    if library not in _LIBRARY_COLUMNS:
+        raise ValueError(f"unknown GEMM kernel library {library!r}; known: {', '.join(LIBRARIES)}")
+    return _LIBRARY_COLUMNS[library]
+
+
+_KEPT_KEY = "_archsim_gemm_kept"
+"""Key, in a parameter pack's instance ``__dict__``, of the values :func:`_kept` derives from it."""
+
+
+def _kept(p: GPUParams, key: tuple[Any, ...], fields: tuple[str, ...], build: Any) -> Any:
+    """What ``build()`` derives from the fields ``fields`` of the pack ``p`` (and ``key``), built once
+    per pack and kept in its instance ``__dict__`` under a non-field key, as
+    :meth:`GPUParams.continuation` keeps its view: a pack's ``==``, ``repr`` and fields do not see it.
+    A kept value is used while those fields are the very arrays it was built from (read-only arrays
+    of a frozen pack): a view of the pack with one of them replaced builds its own."""
+    sources = tuple(getattr(p, f) for f in fields)
+    held = p.__dict__.get(_KEPT_KEY)
+    if held is None:
+        held = p.__dict__[_KEPT_KEY] = {}
+    got = held.get(key)
+    if got is None or any(a is not b for a, b in zip(got[0], sources, strict=True)):
+        got = held[key] = (sources, build())
+    return got[1]
 
 
 def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
@@ -278,6 +351,35 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     return np.ascontiguousarray(bps), np.ravel(inverse).astype(np.int64)
 
 
+def _pair_occupancy(p: GPUParams, a: float, b: float, library: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_occupancy_table` of element sizes ``a``, ``b`` at every point of ``p``, restricted to the
+    candidates of ``library``: (read-only table, each point's row in it), kept on the pack (:func:`_kept`)."""
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        columns = _LIBRARY_COLUMNS[library]
+        if columns is not None:
+            table, rows = _pair_occupancy(p, a, b, GEMM_LIBRARY)
+            return _frozen(np.ascontiguousarray(table[:, columns])), rows
+        table, rows = _occupancy_table(p, np.full(p.n, a), np.full(p.n, b))
+        return _frozen(table), _frozen(rows)
+
+    return _kept(p, ("occupancy", a, b, library), _OCCUPANCY_FIELDS, build)
+
+
+def _occupancy_rows(p: GPUParams, pairs: np.ndarray, library: str) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The occupancy table of the distinct element-size pairs ``pairs`` (P, 2) at every point of ``p``
+    (:func:`_pair_occupancy`, stacked), and for each pair each point's row in it."""
+    if len(pairs) == 1:
+        table, rows = _pair_occupancy(p, float(pairs[0, 0]), float(pairs[0, 1]), library)
+        return table, [rows]
+    tables, offset_rows, offset = [], [], 0
+    for a, b in pairs.tolist():
+        table, rows = _pair_occupancy(p, a, b, library)
+        tables.append(table)
+        offset_rows.append(rows + offset)
+        offset += len(table)
+    return _frozen(np.concatenate(tables)), offset_rows
+
+
 def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np.ndarray, batch: int | np.ndarray,
              a_bytes: float | np.ndarray, b_bytes: float | np.ndarray, c_bytes: float | np.ndarray,
              flop_per_cycle_per_sm: np.ndarray, efficiency: np.ndarray, dram_min_bytes: np.ndarray,
@@ -294,15 +396,14 @@ def gpu_gemm(p: GPUParams, m: int | np.ndarray, n: int | np.ndarray, k: int | np
     ``(H,)``: with arrays, row ``i`` is a different GEMM on point ``i``.
     """
     h = p.n
-    ops = np.stack([np.broadcast_to(np.asarray(v, dtype=np.float64), (h,)) for v in
-                    (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
+    candidates = library_candidates(library)
+    ops = _point_table([m, n, k, batch, a_bytes, b_bytes, c_bytes], h)
     rows = np.arange(h, dtype=np.int64)
-    occupancy, occupancy_row = _occupancy_table(p, ops[:, 4].copy(), ops[:, 5].copy())
-    cand = library_candidates(library)
-    if cand is not None:
-        occupancy = np.ascontiguousarray(occupancy[:, cand])
+    pairs, pair_of_row = _unique_rows(ops[:, 4:6])
+    occupancy, pair_rows = _occupancy_rows(p, pairs, library)
+    occupancy_row = pair_rows[0] if len(pair_rows) == 1 else np.stack(pair_rows)[np.ravel(pair_of_row), rows]
     return _search(p, ops, rows, rows, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
-                   occupancy, occupancy_row, cand, library)
+                   occupancy, occupancy_row, candidates, library)
 
 
 def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray,
@@ -316,18 +417,23 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
     that GEMM at that point.
     """
     g, h = len(m), p.n
-    ops = np.stack([np.asarray(v, dtype=np.float64) for v in (m, n, k, batch, a_bytes, b_bytes, c_bytes)], axis=1)
+    candidates = library_candidates(library)
+    ops = np.ascontiguousarray(np.array((m, n, k, batch, a_bytes, b_bytes, c_bytes), dtype=np.float64).T)
     # Occupancy per point and distinct element-size pair (one pair per precision in practice).
     pairs, pair_of_op = _unique_rows(ops[:, 4:6])
-    occupancy, occupancy_row = _occupancy_table(p, np.repeat(pairs[:, 0], h), np.repeat(pairs[:, 1], h),
-                                                repeat=len(pairs))
-    points = np.tile(np.arange(h, dtype=np.int64), g)
-    occupancy_row = occupancy_row[np.repeat(np.ravel(pair_of_op) * h, h) + points]
-    cand = library_candidates(library)
-    if cand is not None:
-        occupancy = np.ascontiguousarray(occupancy[:, cand])
-    return _search(p, ops, np.repeat(np.arange(g, dtype=np.int64), h), points, flop_per_cycle_per_sm, efficiency,
-                   dram_min_bytes, a_stream_factor, occupancy, occupancy_row, cand, library)
+    occupancy, pair_rows = _occupancy_rows(p, pairs, library)
+    if h == 1:
+        op_row = np.arange(g, dtype=np.int64)
+        points = np.zeros(g, dtype=np.int64)
+        occupancy_row = np.concatenate(pair_rows)[np.ravel(pair_of_op)] if len(pairs) > 1 else np.repeat(
+            pair_rows[0], g)
+    else:
+        op_row = np.repeat(np.arange(g, dtype=np.int64), h)
+        points = np.tile(np.arange(h, dtype=np.int64), g)
+        occupancy_row = np.concatenate([pair_rows[i] for i in np.ravel(pair_of_op).tolist()]) if len(pairs) > 1 \
+            else np.tile(pair_rows[0], g)
+    return _search(p, ops, op_row, points, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
+                   occupancy, occupancy_row, candidates, library)
 
 
 def _point_table(values: list[Any], n: int) -> np.ndarray:
@@ -336,6 +442,33 @@ def _point_table(values: list[Any], n: int) -> np.ndarray:
     broadcasts, in one conversion (``broadcast_to`` costs a Python call per column)."""
     cols = [v if isinstance(v, np.ndarray) and v.shape == (n,) else np.full(n, v, dtype=np.float64) for v in values]
     return np.ascontiguousarray(np.array(cols, dtype=np.float64).T)
+
+
+def _search_points(p: GPUParams, library: str) -> np.ndarray:
+    """The point table of the compiled search (:data:`~archsim.cost.gemm_search.POINT_FIELDS` of ``p``),
+    read-only and kept on the pack (:func:`_kept`). The GEMM library splits K at most
+    ``efficiency.gemm_max_split_k`` ways; the convolution libraries are not limited by that field."""
+    from archsim.cost import gemm_search as engine
+
+    limited = library == GEMM_LIBRARY
+
+    def build() -> np.ndarray:
+        per_point = [getattr(p, f) for f in engine.POINT_FIELDS]
+        if not limited:
+            per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
+        return _frozen(_point_table(per_point, p.n))
+
+    return _kept(p, ("points", limited), engine.POINT_FIELDS, build)
+
+
+def _float_rows(values: np.ndarray | float, rows: int) -> np.ndarray:
+    """``values`` (an array of ``rows`` floats, or one for every row) as a writable C-contiguous float64
+    array of shape (rows,): the array itself when it is one (the search only reads it), else a new
+    one (numba compiles one specialisation per array flags: the search's inputs keep the same)."""
+    if isinstance(values, np.ndarray) and values.shape == (rows,) and values.dtype == np.float64 \
+            and values.flags.c_contiguous and values.flags.writeable:
+        return values
+    return np.broadcast_to(np.asarray(values, dtype=np.float64), (rows,)).copy()
 
 
 def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.ndarray,
@@ -352,21 +485,21 @@ def _search(p: GPUParams, ops: np.ndarray, op_row: np.ndarray, point_row: np.nda
     from archsim.cost import gemm_search as engine
 
     rows = len(op_row)
-    per_point = [getattr(p, f) for f in engine.POINT_FIELDS[:-2]] + [flop_per_cycle_per_sm, efficiency]
-    if library != GEMM_LIBRARY:
-        per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
-    points = _point_table(per_point, p.n)
-    # Fresh writable copies: numba compiles one specialisation per array flags, read-only included.
-    dram_min = np.broadcast_to(np.asarray(dram_min_bytes, dtype=np.float64), (rows,)).copy()
-    a_stream = np.broadcast_to(np.asarray(a_stream_factor, dtype=np.float64), (rows,)).copy()
-    bm, bn, threads, _, split = TILE_TABLE
-    table = np.stack([bm, bn, threads, split])
-    if candidates is not None:
-        table = np.ascontiguousarray(table[:, candidates])
+    if candidates is None:
+        table = SEARCH_TABLE
+    elif candidates is _LIBRARY_COLUMNS[library]:
+        table = _LIBRARY_TABLES[library]
+    else:
+        table = _frozen(np.ascontiguousarray(SEARCH_TABLE[:, candidates]))
     out = np.empty((len(engine.OUT_FIELDS), rows))
-    engine.search(np.ascontiguousarray(ops), points, op_row, point_row, dram_min, a_stream, occupancy,
-                  occupancy_row, table, K_SLICE_BYTES, ACCUMULATOR_BYTES, out)
-    return GemmKernel(**dict(zip(engine.OUT_FIELDS, out, strict=True)))
+    engine.search(np.ascontiguousarray(ops, dtype=np.float64), _search_points(p, library),
+                  _float_rows(flop_per_cycle_per_sm, p.n), _float_rows(efficiency, p.n), op_row, point_row,
+                  _float_rows(dram_min_bytes, rows), _float_rows(a_stream_factor, rows),
+                  _frozen(np.ascontiguousarray(occupancy)), _frozen(occupancy_row), table, K_SLICE_BYTES,
+                  ACCUMULATOR_BYTES, out)
+    kernel = object.__new__(GemmKernel)
+    kernel.__dict__.update(zip(engine.OUT_FIELDS, out, strict=True))  # every field, as the frozen __init__ sets them
+    return kernel
 
 
 @dataclass(frozen=True)
@@ -388,10 +521,21 @@ def stream_blocks_per_sm(p: GPUParams, threads_per_block: float = STREAM_THREADS
                          registers_per_thread: float = 32.0, shared_per_block: float = 0.0,
                          max_blocks_per_sm: float = np.inf) -> np.ndarray:
     """Resident blocks per SM of a streaming kernel at each point of ``p`` (:func:`gpu_occupancy`
-    of one block shape, at most ``max_blocks_per_sm``): a function of the point alone."""
-    tpb = np.asarray([[threads_per_block]])
-    bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
-    return np.minimum(bps, max_blocks_per_sm)
+    of one block shape, at most ``max_blocks_per_sm``): a function of the point alone, kept on the
+    pack per block shape (:func:`_kept`; a read-only array)."""
+    def build() -> np.ndarray:
+        tpb = np.asarray([[threads_per_block]])
+        bps = gpu_occupancy(p, tpb, np.asarray([[registers_per_thread]]), np.asarray([[shared_per_block]]))[:, 0]
+        return _frozen(np.minimum(bps, max_blocks_per_sm))
+
+    key = ("stream_blocks_per_sm", threads_per_block, registers_per_thread, shared_per_block, max_blocks_per_sm)
+    return _kept(p, key, _STREAM_OCCUPANCY_FIELDS, build)
+
+
+_STREAM_OCCUPANCY_FIELDS = ("warp_size", "max_warps", "registers_per_sm", "shared_memory_bytes", "max_blocks",
+                            "max_shared_memory_per_block_bytes", "max_threads_per_block",
+                            "max_registers_per_thread")
+"""The pack's fields :func:`gpu_occupancy` reads (a streaming kernel's occupancy depends on them alone)."""
 
 
 def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
@@ -427,16 +571,26 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
     if bps is None:
         bps = stream_blocks_per_sm(p, threads_per_block, registers_per_thread, shared_per_block, max_blocks_per_sm)
     blocks = np.ceil(threads_total / threads_per_block)
-    resident_blocks = np.minimum(blocks, p.sm_count * np.maximum(bps, 1.0))
-    inflight = resident_blocks * threads_per_block * bytes_per_thread
+    # Each array below is new (or made here); the in-place steps keep the operations and their order.
+    resident_blocks = np.maximum(bps, 1.0)
+    np.multiply(p.sm_count, resident_blocks, out=resident_blocks)
+    np.minimum(blocks, resident_blocks, out=resident_blocks)
+    inflight = resident_blocks * threads_per_block
+    inflight *= bytes_per_thread
     busy_sm = np.minimum(p.sm_count, blocks)
-    rate = vector_rate_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
-    compute = np.where(vector_flop > 0, vector_flop / np.maximum(rate, 1e-300), 0.0)
-    sfu_rate = p.sfu_per_sm * p.clock_hz * p.vector_efficiency * busy_sm
-    special = special_flop / sfu_rate
+    rate = vector_rate_per_sm * p.clock_hz
+    rate *= p.vector_efficiency
+    rate *= busy_sm
+    np.maximum(rate, 1e-300, out=rate)
+    compute = np.where(np.greater(vector_flop, 0), np.divide(vector_flop, rate, out=rate), 0.0)
+    special = p.sfu_per_sm * p.clock_hz
+    special *= p.vector_efficiency
+    special *= busy_sm
+    np.divide(special_flop, special, out=special)
     l2_bw = p.l2_bandwidth_bytes_per_s * p.l2_bandwidth_efficiency
     dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_bandwidth_efficiency
-    dram_latency = p.l2_latency_s + p.dram_latency_s
+    load_latency = p.l2_latency_s + p.dram_latency_s
+    dram_latency = load_latency
     if read_fraction is not None:
         if read_fraction >= 1.0:
             dram_bw = p.dram_bandwidth_bytes_per_s * p.dram_read_only_efficiency
@@ -452,16 +606,22 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
         # harmonic form (its operand loads wait on the pipeline, the queue of achievable_bandwidth).
         # DRAM: the round latency grows with the utilisation of the sustained bandwidth
         # (dram.loaded_latency_coefficient; 0 keeps the sharp knee), see loaded_little_bandwidth.
-        l2_bw = np.minimum(l2_bw, little_bandwidth(inflight, p.l2_latency_s))
+        np.minimum(l2_bw, little_bandwidth(inflight, p.l2_latency_s), out=l2_bw)
         dram_bw = loaded_little_bandwidth(dram_bw, inflight, dram_latency, p.dram_loaded_latency_coefficient)
-    l2 = np.asarray(l2_bytes, dtype=np.float64) / l2_bw
-    dram_t = dram / dram_bw
-    fill = np.where(dram > 0, p.l2_latency_s + p.dram_latency_s, p.l2_latency_s)
-    time = np.maximum(np.maximum(compute, special), np.maximum(l2, dram_t)) + fill
-    occupancy = resident_blocks / p.sm_count * threads_per_block / (p.max_warps * p.warp_size)
+    l2 = np.divide(np.asarray(l2_bytes, dtype=np.float64), l2_bw, out=l2_bw)
+    dram_t = np.divide(dram, dram_bw, out=dram_bw)
+    fill = np.where(dram > 0, load_latency, p.l2_latency_s)
+    time = np.maximum(compute, special)
+    np.maximum(time, np.maximum(l2, dram_t), out=time)
+    time += fill
+    occupancy = np.divide(resident_blocks, p.sm_count, out=resident_blocks)
+    occupancy *= threads_per_block
+    occupancy /= p.max_warps * p.warp_size
+    np.minimum(occupancy, 1.0, out=occupancy)
+    if not (isinstance(blocks, np.ndarray) and blocks.shape == bps.shape and blocks.dtype == np.float64):
+        blocks = np.broadcast_to(blocks, bps.shape).astype(np.float64)
     return StreamKernel(time_s=time, compute_s=compute, special_s=special, l2_s=l2, dram_s=dram_t, fill_s=fill,
-                        blocks_per_sm=bps, achieved_occupancy=np.minimum(occupancy, 1.0),
-                        blocks=np.broadcast_to(blocks, bps.shape).astype(np.float64))
+                        blocks_per_sm=bps, achieved_occupancy=occupancy, blocks=blocks)
 
 
 def cpu_compute_rate(p: CPUParams, precision: str, matrix: bool, threads: np.ndarray | float) -> np.ndarray:

@@ -154,18 +154,6 @@ def gemm_bytes(shape: GemmShape, capacity_bytes: np.ndarray | float) -> np.ndarr
     return out.reshape(np.shape(capacity_bytes))
 
 
-def _row_candidates(dim: np.ndarray) -> np.ndarray:
-    """:func:`_tile_candidates` of every entry of ``dim`` (R,) as an (R, B+1) array.
-
-    Powers of two at or above a row's dimension are replaced by the dimension itself: duplicates of
-    a candidate leave the minimum over candidates unchanged.
-    """
-    bits = int(np.max(dim)).bit_length()
-    powers = np.exp2(np.arange(bits, dtype=np.float64))[None, :]
-    col = dim[:, None]
-    return np.concatenate([np.where(powers < col, powers, col), col], axis=1)
-
-
 def gemm_bytes_rows(m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarray, a_bytes: np.ndarray,
                     b_bytes: np.ndarray, c_bytes: np.ndarray, a_pass: np.ndarray,
                     capacity_bytes: np.ndarray) -> np.ndarray:
@@ -173,26 +161,19 @@ def gemm_bytes_rows(m: np.ndarray, n: np.ndarray, k: np.ndarray, batch: np.ndarr
 
     Every argument is an array of shape (R,) (``a_pass`` the bytes of one pass over A, one
     instance). The same formulas in the same order as :func:`gemm_bytes`, so each row equals the
-    one-GEMM call to the last bit; the candidate tiles of every row are padded to a common count.
+    one-GEMM call to the last bit; every row tries the tile sizes of :func:`_tile_candidates`, the
+    powers of two of the largest dimension of all rows standing in for those at or above its own
+    (duplicates of a candidate leave the minimum unchanged). The rows run compiled
+    (:func:`archsim.cost.gemm_search.mapper_rows`): one call instead of a few dozen array
+    operations, which dominate at the tens of rows of one estimate.
     """
-    m, n, k, batch, a, b, c, a_pass, cap = (np.asarray(v, dtype=np.float64)[:, None] for v in
-                                             (m, n, k, batch, a_bytes, b_bytes, c_bytes, a_pass, capacity_bytes))
-    tms, tns = _row_candidates(m[:, 0]), _row_candidates(n[:, 0])
-    nt = tns.shape[1]
-    tm = np.repeat(tms, nt, axis=1)
-    tn = np.tile(tns, (1, tms.shape[1]))
-    untiled = (a_pass * n + b * k * n * m + c * m * n) * batch
-    fits = tm * tn * c + tm * a + tn * b <= cap
-    q_os = (a_pass * np.ceil(n / tn) + b * k * n * np.ceil(m / tm) + c * m * n) * batch
-    q_os = np.where(fits, q_os, untiled).min(axis=1)
-    a_row = a_pass / m
-    fits_a = tms * a_row + k * b + tms * c <= cap
-    q_a = (a_pass + b * k * n * np.ceil(m / tms) + c * m * n) * batch
-    q_a = np.where(fits_a, q_a, untiled).min(axis=1)
-    fits_b = tns * k * b + a_row + tns * c <= cap
-    q_b = (a_pass * np.ceil(n / tns) + b * k * n + c * m * n) * batch
-    q_b = np.where(fits_b, q_b, untiled).min(axis=1)
-    return np.minimum(np.minimum(q_os, q_a), q_b)
+    from archsim.cost import gemm_search as engine
+
+    cols = [np.ascontiguousarray(v, dtype=np.float64) for v in
+            (m, n, k, batch, a_bytes, b_bytes, c_bytes, a_pass, capacity_bytes)]
+    out = np.empty(len(cols[0]))
+    engine.mapper_rows(*cols, int(cols[0].max()).bit_length(), int(cols[1].max()).bit_length(), out)
+    return out
 
 
 def conv_a_pass_bytes(batch: int, in_channels: int, height: int, width: int, kernel_h: int, kernel_w: int,

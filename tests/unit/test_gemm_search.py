@@ -105,3 +105,67 @@ def test_single_wave_tile_by_hand(params):
     assert out["l1_bytes"][0] == 212_992.0
     assert out["l2_bytes"][0] == 114_688.0
     assert out["dram_bytes"][0] == 0.0
+
+
+def _oracle(ops, points, rate, eff, op_row, point_row, dram_min, a_stream, occupancy, occupancy_row, cand):
+    """The search one row and one candidate at a time, in Python (the kernel's functions uncompiled):
+    every candidate's score, the first minimum in the candidates' order (a NaN score wins), and that
+    candidate's figures as :data:`engine.OUT_FIELDS` lists them."""
+    n_cand = cand.shape[1]
+    out = np.empty((len(engine.OUT_FIELDS), len(op_row)))
+    oc = np.empty(len(engine.OP_CANDIDATE_FIELDS) * n_cand)
+    rv = np.empty(len(engine.ROW_FIELDS) * engine.BLOCK_ROWS)
+    model = engine._candidate.py_func
+    with np.errstate(all="ignore"):
+        for r in range(len(op_row)):
+            engine._op_candidates.py_func(ops[op_row[r]], cand, 64.0, 4.0, oc)
+            engine._row_values.py_func(points, rate, eff, point_row[r:r + 1], dram_min[r:r + 1], a_stream[r:r + 1],
+                                       0, 1, rv)
+            occ = occupancy[occupancy_row[r]]
+            scores = [model(oc, n_cand, j, rv, 0, occ[j], cand[3, j])[0] for j in range(n_cand)]
+            best = 0
+            for j in range(1, n_cand):
+                if scores[j] < scores[best] or (np.isnan(scores[j]) and not np.isnan(scores[best])):
+                    best = j
+            (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
+             l1_cta, l2_total, dram_kernel) = model(oc, n_cand, best, rv, 0, occ[best], cand[3, best])
+            bps = occ[best]
+            occupancy_ratio = (engine._min(1.0, ctas / engine._max(waves, 1.0) / engine._max(slots, 1.0)) * bps
+                               * (cand[2, best] / 32.0) / points[point_row[r], 11])
+            out[:, r] = (time, compute, l1, l2, dram + reduce_s, fill, launches, ctas * flop_cta, ctas * l1_cta,
+                         l2_total + reduce_bytes, dram_kernel + reduce_bytes, cand[0, best], cand[1, best],
+                         cand[3, best], waves, bps, occupancy_ratio)
+    return out
+
+
+_ODD = st.sampled_from([0.0, 1.0, -1.0, np.inf, np.nan])
+
+
+@settings(max_examples=12, deadline=None)
+@given(data=st.data(), n_ops=st.integers(1, 3), n_rows=st.integers(1, 150), op_major=st.booleans(),
+       n_cand=st.integers(1, 12), odd=st.lists(st.tuples(st.integers(0, 10**6), _ODD), max_size=4))
+def test_blocked_search_equals_one_row_at_a_time(params, data, n_ops, n_rows, op_major, n_cand, odd):
+    # Rows of one GEMM are searched in blocks (each candidate over a block's rows), a lone row by its
+    # candidates: both give the one-row-at-a-time figures, ties, NaN and infeasible candidates included.
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    ops = np.column_stack([rng.integers(1, 9000, n_ops), rng.integers(1, 9000, n_ops), rng.integers(1, 30000, n_ops),
+                           rng.integers(1, 4, n_ops), rng.choice([1.0, 2.0, 4.0], (n_ops, 3))]).astype(np.float64)
+    rate, eff = params.tensor_flop_per_cycle_per_sm["fp16"], params.tensor_efficiency
+    points = kn._point_table([getattr(params, f) for f in engine.POINT_FIELDS], params.n)
+    points = points * rng.choice([0.5, 1.0, 2.0], points.shape)
+    points[:, 13] = rng.choice([1.0, 4.0, 16.0], params.n)
+    for flat, value in odd:  # a few zero, negative, infinite or NaN point values
+        points.flat[flat % points.size] = value
+    op_row = np.sort(rng.integers(0, n_ops, n_rows)) if op_major else rng.integers(0, n_ops, n_rows)
+    point_row = rng.integers(0, params.n, n_rows)
+    table = np.stack([kn.TILE_TABLE[i] for i in (0, 1, 2, 4)])
+    cand = np.ascontiguousarray(table[:, np.sort(rng.choice(table.shape[1], n_cand, replace=False))])
+    occupancy = rng.choice([0.0, 1.0, 2.0, 3.0, 8.0], (2, n_cand))
+    occupancy_row = rng.integers(0, 2, n_rows)
+    dram_min = rng.random(n_rows) * 1e9 * rng.integers(0, 2, n_rows)
+    a_stream = rng.random(n_rows)
+    args = (ops, points, rate * rng.choice([0.5, 1.0], params.n), eff, op_row.astype(np.int64),
+            point_row.astype(np.int64), dram_min, a_stream, occupancy, occupancy_row.astype(np.int64), cand)
+    got = np.empty((len(engine.OUT_FIELDS), n_rows))
+    engine.search(*args, 64.0, 4.0, got)
+    np.testing.assert_array_equal(got, _oracle(*args))

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from archsim.cost import traffic as tr
 from archsim.errors import EngineError
@@ -56,3 +58,20 @@ def test_strided_narrow_rows_fetch_whole_sectors():
     # DRAM floor: 134.2 MB at 900 GB/s x 0.962 (read-only efficiency) = 155 us; mixed 0.90: 166 us.
     assert r.latency_s >= 134217728 / 900e9
     assert r.bound == "memory:dram"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 1 << 20), st.integers(1, 1 << 16), st.integers(1, 1 << 16),
+                          st.integers(1, 8), st.sampled_from([0.5, 1.0, 2.0, 4.0]),
+                          st.sampled_from([0.0, 1.0, 0.3, 2.5]),
+                          st.sampled_from([0.0, 100.0, 4e3, 1e5, 6e6, 4e7, 1e12, np.inf])),
+                min_size=1, max_size=8))
+def test_gemm_bytes_rows_equals_gemm_bytes_per_row(rows):
+    # The compiled rows give each row's one-GEMM mapper result, with distinct element sizes, an A pass
+    # other than a m k (implicit-GEMM convolution), zero and infinite capacities.
+    m, n, k, b, e, a_scale, cap = (np.asarray(c, dtype=np.float64) for c in zip(*rows, strict=True))
+    a_pass = e * m * k * a_scale
+    got = tr.gemm_bytes_rows(m, n, k, b, e, 2.0 * e, 4.0 * e, a_pass, cap)
+    for i, (mi, ni, ki, bi, ei, _, ci) in enumerate(rows):
+        shape = tr.GemmShape(mi, ni, ki, bi, ei, 2.0 * ei, 4.0 * ei, a_pass_bytes=float(a_pass[i]))
+        assert got[i] == tr.gemm_bytes(shape, np.array([ci]))[0]
