@@ -31,6 +31,7 @@ from archsim.cost import (
     role_params,
     software_efficiency,
 )
+from archsim.cost.common import added_in_order
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -155,9 +156,10 @@ def _critical_path(latencies: list[np.ndarray], preds: list[tuple[int, ...]]) ->
 
 def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
     """``arrays[0] + arrays[1] + ...`` added strictly left to right (a new array; the same floats at
-    every point count, which ``estimate_many == estimate`` relies on). One numpy add per op beats
-    ``add.accumulate`` over a stacked table here: that walks the table across its rows."""
-    return functools.reduce(np.add, arrays[1:], arrays[0].copy())
+    every point count, which ``estimate_many == estimate`` relies on). One numpy add per op, into
+    the first sum (:func:`~archsim.cost.common.added_in_order`), beats ``add.accumulate`` over a
+    stacked table here: that walks the table across its rows."""
+    return arrays[0].copy() if len(arrays) == 1 else added_in_order(arrays)
 
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool,
@@ -257,13 +259,10 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
     ops, costs, total, energy, _ = _run(work, list(hardware), options, overlap)
-    energy_j = np.zeros(len(hardware))
-    for v in energy.values():
-        energy_j = energy_j + v
-    movement = np.zeros(len(hardware))
-    for k, v in energy.items():
-        if k not in ENERGY_ARITHMETIC and k not in ENERGY_STATIC:
-            movement = movement + v
+    zero = np.zeros(len(hardware))
+    energy_j = added_in_order([zero, *energy.values()])
+    movement = added_in_order([zero, *[v for k, v in energy.items()
+                                       if k not in ENERGY_ARITHMETIC and k not in ENERGY_STATIC]])
     frame = {"latency_s": total, "energy_j": energy_j}
     frame.update({f"energy_{k}_j": v for k, v in energy.items()})
     frame["data_movement_fraction"] = np.where(energy_j > 0, movement / np.where(energy_j > 0, energy_j, 1.0), 0.0)
@@ -273,7 +272,7 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     for c in costs:
         if id(c) not in flops:
             flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
-    frame["flop"] = functools.reduce(np.add, [flops[id(c)] for c in costs], np.zeros(len(hardware)))
+    frame["flop"] = added_in_order([np.zeros(len(hardware)), *[flops[id(c)] for c in costs]])
     import pandas as pd
 
     out = pd.DataFrame(frame)
