@@ -169,7 +169,8 @@ def gemm_unit(p: GPUParams, prec: str, label: str, accumulate: str | None = None
 def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
                c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
                kernel: kn.GemmKernel | None = None, library: str = kn.GEMM_LIBRARY,
-               accumulate: str | None = None) -> tuple:
+               accumulate: str | None = None,
+               unit: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
 
     ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
@@ -177,11 +178,11 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
     already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows; ``library`` the kernel
     catalogue it chooses from (``kernels.CONV_LIBRARY`` for a forward convolution); ``accumulate``
     the narrow accumulator (:func:`narrow_accumulate`; None: fp32/int32), which sets the Tensor-Core
-    rate and MAC energy.
+    rate and MAC energy. ``unit``, when given, is :func:`gemm_unit` of these rows.
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
-    use_tc, rate, eff = gemm_unit(p, prec, label, accumulate, library)
+    use_tc, rate, eff = unit if unit is not None else gemm_unit(p, prec, label, accumulate, library)
     k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
                                                       a_stream_factor=a_stream, library=library)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)

@@ -389,9 +389,10 @@ class _Planner:
         else:
             caps, inverse = np.unique(self.p.l2_size_bytes, return_inverse=True)
         u = len(caps)
-        rows = np.asarray([[t.m, t.n, t.k, t.batch, t.a, t.b, t.c] for t in self.traffic], dtype=np.float64)
-        rows = np.repeat(rows, u, axis=0)
-        cap = np.tile(caps, len(self.traffic))
+        rows = _repeated(np.asarray([[t.m, t.n, t.k, t.batch, t.a, t.b, t.c] for t in self.traffic],
+                                    dtype=np.float64), u)
+        # np.tile(caps, len(self.traffic)); one capacity: its value repeated (np.tile's wrapper costs more)
+        cap = caps.repeat(len(self.traffic)) if u == 1 else np.tile(caps, len(self.traffic))
         m, n, k, batch, a, b, c = rows.T
         a_pass = a * m * k
         conv = [t.conv for t in self.traffic]
@@ -399,11 +400,15 @@ class _Planner:
             # tr.conv_bytes: the A pass of each capacity x groups, divided back per instance.
             cv = np.asarray([x if x is not None else (np.nan, np.nan, np.nan, 1.0) for x in conv],
                             dtype=np.float64)
-            low, high, window, groups = np.repeat(cv, u, axis=0).T
+            low, high, window, groups = _repeated(cv, u).T
             is_conv = ~np.isnan(low)
             conv_pass = np.where(cap >= window, low, high) * groups / groups
             a_pass = np.where(is_conv, conv_pass, a_pass)
         out = tr.gemm_bytes_rows(m, n, k, batch, a, b, c, a_pass, cap).reshape(len(self.traffic), u)
+        if self.p.n == 1:  # one point: each request's row of ``out`` is its result (q[inverse] copies it)
+            for t, q in zip(self.traffic, out, strict=True):
+                t.result = q
+            return
         for t, q in zip(self.traffic, out, strict=True):
             t.result = q[inverse]
 
@@ -413,16 +418,22 @@ class _Planner:
             g = len(group)
             sp = self.tiled(g)
             per_op = np.asarray([q.shape for q in group], dtype=np.float64)
-            m, n, k, batch, a, b, c = np.repeat(per_op, p.n, axis=0).T
-            dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
-            a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
-            extra_vector = np.repeat([q.extra_vector for q in group], p.n)
-            mm = np.repeat([q.mm for q in group], p.n)
-            _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc, library)
-            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
+            m, n, k, batch, a, b, c = _repeated(per_op, p.n).T
+            if g == 1:  # one request: its arrays as they are (concatenating one array copies it)
+                q = group[0]
+                dram, a_stream = q.traffic.result + q.extra_dram, _per_point(q.a_stream, p.n)
+            else:
+                dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
+                a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
+            extra_vector = _repeated(np.asarray([q.extra_vector for q in group]), p.n)
+            mm = _repeated(np.asarray([q.mm for q in group]), p.n)
+            unit = gc.gemm_unit(p, prec, group[0].label, acc, library)
+            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, unit[1], unit[2], dram, a_stream, library=library)
             sp = self._dispatched(sp, group)
+            # gemm_unit of the stacked rows: the points' unit repeated per request
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
-                                  extra_vector, mm, kernel=kernel, library=library, accumulate=acc)
+                                  extra_vector, mm, kernel=kernel, library=library, accumulate=acc,
+                                  unit=unit if g == 1 else tuple(_tile(x, g) for x in unit))
             self._finish_group(group, gc.assemble("gemm", 0.0, sp, *parts))
 
     def _run_streams(self) -> None:
@@ -439,8 +450,8 @@ class _Planner:
             dram = np.concatenate(drams)
             # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic.
             threads = np.repeat([max(1.0, float(np.max(d)) / gc.kn.STREAM_BYTES_PER_THREAD) for d in drams], p.n)
-            e, vector, special, in_b, out_b = np.repeat(np.asarray([q.values for q in group], dtype=np.float64),
-                                                        p.n, axis=0).T
+            e, vector, special, in_b, out_b = _repeated(np.asarray([q.values for q in group], dtype=np.float64),
+                                                        p.n).T
             l2 = None
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
@@ -504,6 +515,12 @@ def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]
         groups.setdefault(getattr(r, "group", r.prec), []).append(r)
     per = max(1, CHUNK_ROWS // points)
     return [(prec, g[i:i + per]) for prec, g in groups.items() for i in range(0, len(g), per)]
+
+
+def _repeated(rows: np.ndarray, h: int) -> np.ndarray:
+    """``np.repeat(rows, h, axis=0)``: each row of ``rows`` repeated ``h`` times; ``rows`` itself when
+    ``h`` is 1 (the same values, without the copy)."""
+    return rows if h == 1 else rows.repeat(h, axis=0)
 
 
 def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
