@@ -37,7 +37,7 @@ from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
 from archsim.cost.params import GPUParams, TiledGPUParams, _tile
-from archsim.cost.types import CostArrays, OpCost, stacked_at
+from archsim.cost.types import CostArrays, OpCost, _point_cost, stacked_at, stacked_rows
 
 __all__ = ["cost_many", "governed_many", "tile_params"]
 
@@ -743,6 +743,9 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
     pointed: dict[int, OpCost] = {}
     tags: dict[int, tuple[str, float]] = {}
     plain: dict[int, _Conv] = {}
+    # point, blocks of sums with Winograd candidates: job id -> (job, its values at the point
+    # (stacked_rows), its block, its row there)
+    read: dict[int, tuple[_SumJob, tuple[Any, ...], CostArrays, int]] = {}
     if point is not None:
         for op, c in zip(ops, built, strict=True):
             if isinstance(c, (_Gemm, _Stream, _Conv)):
@@ -762,9 +765,18 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
                 flops.append(row_flop if same else flop)
             pointed.update(zip(map(id, owners), stacked_at(c, len(reqs), p.n, point, kinds, flops), strict=True))
             continue
+        if point is not None:  # sums with Winograd candidates among them: read at the point, picked below
+            rows = stacked_rows(c, len(reqs), p.n, point)
+            read.update((id(q), (q, row, c, j)) for j, (q, row) in enumerate(zip(reqs, rows, strict=True)))
+            continue
         per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
         for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op), strict=True):
             q.result = result
+    if read:
+        allowed = bool(p.conv_autotune[point] > 0)
+        for c in built:
+            if isinstance(c, _Conv) and id(c.main) in read:
+                pointed[id(c)] = _conv_at(c, read, tags[id(c)], allowed, p.n, point)
     governed = iter(done[len(stacked):])
     out = []
     for op, c in zip(ops, built, strict=True):
@@ -783,6 +795,63 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
         c = c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop)
         out.append(c if point is None else c.at(point, "", ""))
     return out
+
+
+def _conv_at(conv: _Conv, read: dict[int, tuple[_SumJob, tuple[Any, ...], CostArrays, int]],
+             tag: tuple[str, float], allowed: bool, h: int, i: int) -> OpCost:
+    """The one-point cost of a row-stacked convolution at point ``i``, from its jobs' values there
+    (``read``, :func:`~archsim.cost.types.stacked_rows`): ``conv.finish()`` retagged with the op's
+    kind and FLOP (``tag``) and read with ``at(i)``, to the bit, without cutting the blocks into
+    ops. ``allowed``: whether the software times Winograd at the point (``conv.allowed[i]``).
+
+    With a Winograd candidate, the pick of :meth:`_Autotuned.finish_governed` at the point: the
+    candidate of the smaller governed latency (Winograd where allowed and strictly faster), its
+    values, keys only the other has as 0 (``gpu.select``); the implicit GEMM's static power, kind
+    and FLOP; its tile facts NaN where Winograd is picked, ``winograd`` 1 or 0, and the picked
+    candidate's governor entries last (``gpu.pick_timed``)."""
+    from archsim.cost.power import EXTRA_KEYS
+
+    q, row, stack, j = read[id(conv.main)]
+    kind, flop = tag
+    if not (q.kind == kind and q.flop == flop):  # the final retag of governed_many
+        q_kind, q_flop = kind, flop
+    else:
+        q_kind, q_flop = q.kind, q.flop
+    if conv.winograd is None:
+        return _point_cost("", "", q_kind, stack.device, q_flop, bool(stack.flop_by_unit), *row,
+                           lambda: stack.bounds()[j * h + i])
+    a, b = row, read[id(conv.winograd)][1]
+    use_b = b[3] < a[3] and allowed  # latencies: the governed times the library compares
+    side = b if use_b else a
+
+    def sel(x: dict[str, float], y: dict[str, float]) -> dict[str, float]:
+        picked = y if use_b else x
+        return {k: picked.get(k, 0.0) for k in dict.fromkeys([*x, *y])}
+
+    times, breakdown, extra, by_unit, levels, reads, writes = (sel(a[n], b[n]) for n in (0, 1, 2, 5, 6, 7, 8))
+    nan = float("nan")
+    extra = {**{k: nan if use_b else v for k, v in a[2].items() if k not in EXTRA_KEYS},
+             "winograd": 1.0 if use_b else 0.0, **{k: extra[k] for k in EXTRA_KEYS if k in extra}}
+    dispatch = None if a[4] is None and b[4] is None else 0.0 if side[4] is None else side[4]
+    latency = side[3]
+
+    def array_bound() -> str:  # CostArrays.bounds of the picked cost at this point (a NaN time)
+        one = {k: np.array([v]) for k, v in times.items()}
+        return _one_point_bound(one, latency, dispatch)
+
+    return _point_cost("", "", q_kind, stack.device, q_flop, bool(by_unit), times, breakdown, extra, latency,
+                       dispatch, by_unit, levels, reads, writes, side[9], side[10], side[11], side[12], a[13],
+                       array_bound)
+
+
+def _one_point_bound(times: dict[str, np.ndarray], latency: float, dispatch: float | None) -> str:
+    """:meth:`CostArrays.bounds` of a one-point cost with these times, latency and host dispatch."""
+    one = np.array([latency])
+    return CostArrays.from_fields(dict(
+        kind="", device="gpu", flop=0.0, latency_s=one, time_by_unit_s=times, bytes_by_level={}, flop_by_unit={},
+        read_bytes={}, write_bytes={}, dram_activations=one, link_bytes=one, overhead_s=one, launches=one,
+        energy_breakdown_j={}, static_power_w=one, extra={},
+        dispatch_s=None if dispatch is None else np.array([dispatch]))).bounds()[0]
 
 
 def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:

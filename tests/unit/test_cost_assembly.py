@@ -70,3 +70,25 @@ def test_gemm_parts_with_the_unit_given_equal_those_it_finds():
                 assert all(_bits(x[k]) == _bits(y[k]) for k in x)
             else:
                 assert _bits(x) == _bits(y)
+
+
+_TIMES = st.floats(min_value=0.0, max_value=1.0, width=64) | st.sampled_from([np.nan, 0.0, 0.5])
+
+
+@given(st.lists(_TIMES, min_size=2, max_size=5), _TIMES, st.one_of(st.none(), _TIMES))
+def test_one_point_bound_equals_the_array_rule(values, latency, dispatch):
+    # The bound a Winograd pick at one point takes when a time is NaN: CostArrays.bounds of the
+    # picked cost there (the first NaN or largest resource; overhead when larger or host-bound).
+    from archsim.cost import gpu_batch
+    from archsim.cost.types import CostArrays
+
+    keys = ["compute:tensor", "memory:dram", "memory:l2", "compute:vector"][:len(values) - 1] + ["overhead"]
+    times = {k: np.array([v]) for k, v in zip(keys, values, strict=True)}
+    got = gpu_batch._one_point_bound(times, latency, dispatch)
+    one = np.array([latency])
+    want = CostArrays.from_fields(dict(
+        kind="conv2d", device="gpu", flop=1.0, latency_s=one, time_by_unit_s=times, bytes_by_level={"dram": one},
+        flop_by_unit={}, read_bytes={}, write_bytes={}, dram_activations=one, link_bytes=one, overhead_s=one,
+        launches=one, energy_breakdown_j={}, static_power_w=one, extra={},
+        dispatch_s=None if dispatch is None else np.array([dispatch]))).bounds()[0]
+    assert got == want
