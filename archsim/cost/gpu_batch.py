@@ -448,8 +448,11 @@ class _Planner:
                 else:
                     drams.append(q.dram)
             dram = np.concatenate(drams)
-            # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic.
-            threads = np.repeat([max(1.0, float(np.max(d)) / gc.kn.STREAM_BYTES_PER_THREAD) for d in drams], p.n)
+            # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic
+            # (max(1.0, float(np.max(d)) / STREAM_BYTES_PER_THREAD) of each request's d, in one pass: fmax,
+            # as Python's max with 1.0 first, keeps 1.0 against NaN).
+            largest = dram.reshape(g, p.n).max(axis=1)
+            threads = _repeated(np.fmax(1.0, largest / gc.kn.STREAM_BYTES_PER_THREAD), p.n)
             e, vector, special, in_b, out_b = _repeated(np.asarray([q.values for q in group], dtype=np.float64),
                                                         p.n).T
             l2 = None
