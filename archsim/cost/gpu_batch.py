@@ -527,7 +527,9 @@ def _repeated(rows: np.ndarray, h: int) -> np.ndarray:
 
 
 def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
-    """``x`` as a float64 array of the ``h`` points (an (h,) float64 array as it is)."""
+    """``x`` as a float64 array of the ``h`` points (an (h,) float64 array as it is; a float filled in)."""
+    if type(x) is float:
+        return np.full(h, x)
     if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (h,):
         return x
     return np.broadcast_to(np.asarray(x, dtype=np.float64), (h,))
