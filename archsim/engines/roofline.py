@@ -225,15 +225,28 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
         # One point: the sums of _run in Python floats, added in the same order (an IEEE double add
         # is the same operation on a float as on a one-element array, so the bits are the same).
         latency = functools.reduce(operator.add, [oc.latency_s for oc in points])
-        # Each component summed over the ops in op order, keys in order of first appearance (one walk).
-        breakdown: dict[str, float] = {}
-        for oc in points:
-            for k, v in oc.energy_breakdown_j.items():
-                breakdown[k] = breakdown[k] + v if k in breakdown else v
+        breakdown = _summed([oc.energy_breakdown_j for oc in points])
     results = tuple([_op_result(op, oc) for op, oc in zip(ops, points, strict=True)])
     return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=latency,
                      energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=results,
                      _meta=_meta(hardware, options, overlap))
+
+
+def _summed(dicts: list[dict[str, float]]) -> dict[str, float]:
+    """Key by key, the values of the dicts holding that key added in order (the first as it is),
+    keys in order of first appearance. Where every dict has the first one's keys in its order (a
+    graph's ops on one device; equal ops share a dict, checked once), the values are read column by
+    column (``zip`` of the dicts' values) and added by ``functools.reduce``: the same additions,
+    without a Python step per op and key."""
+    keys = tuple(dicts[0])
+    if len(keys) > 1 and all(tuple(d) == keys for d in {id(d): d for d in dicts}.values()):
+        columns = zip(*map(dict.values, dicts), strict=True)
+        return dict(zip(keys, [functools.reduce(operator.add, col) for col in columns], strict=True))
+    out: dict[str, float] = {}
+    for d in dicts:
+        for k, v in d.items():
+            out[k] = out[k] + v if k in out else v
+    return out
 
 
 def _op_result(op: Any, oc: OpCost) -> OpResult:
