@@ -614,9 +614,9 @@ def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
     call per field and part for all the jobs."""
     first = jobs[0]
     sources = [q.ref[0] for q in first.parts]
-    ar = np.arange(h)
-    index = [(np.asarray([job.parts[j].ref[1] for job in jobs])[:, None] * h + ar).reshape(-1)
-             for j in range(len(sources))]
+    rows = [np.asarray([job.parts[j].ref[1] for job in jobs]) for j in range(len(sources))]
+    # each part's rows: op row r holds points r*h .. r*h + h - 1 (with one point, the op rows themselves)
+    index = rows if h == 1 else [(r[:, None] * h + np.arange(h)).reshape(-1) for r in rows]
     if len(sources) == 1:  # one kernel: its rows as they are
         return _take_index(sources[0], index[0])
     fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0,
