@@ -41,13 +41,15 @@ if TYPE_CHECKING:  # only estimate_many's frame needs pandas (~0.2-0.5 s to impo
 __all__ = ["estimate_roofline", "estimate_many", "work_ops"]
 
 
-def work_ops(work: Any) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
-    """(ops, predecessors of each op, workload name) of an op or an OpGraph."""
+def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
+    """(ops, predecessors of each op, workload name) of an op or an OpGraph (``predecessors=False``:
+    an empty list in their place, for a caller that adds the ops up in order)."""
     if hasattr(work, "ops") and hasattr(work, "predecessors"):
         ops = tuple(work.ops)
         if not ops:
             raise EngineError(f"workload {work.name!r} has no ops")
-        return ops, [tuple(work.predecessors(i)) for i in range(len(ops))], str(work.name)
+        preds = [tuple(work.predecessors(i)) for i in range(len(ops))] if predecessors else []
+        return ops, preds, str(work.name)
     if isinstance(getattr(work, "kind", None), str) and hasattr(work, "flop_breakdown"):
         return (work,), [()], str(getattr(work, "label", work.kind))
     raise EngineError(f"work must be an archsim op or an OpGraph, got {type(work).__name__}")
@@ -164,7 +166,7 @@ def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool,
          known: dict[tuple[Any, ...], CostArrays] | None = None):
-    ops, preds, name = work_ops(work)
+    ops, preds, name = work_ops(work, predecessors=overlap)
     costs = _Coster(hardware, options).cost_all(ops, known)
     latencies = [c.latency_s for c in costs]
     serial = _running_sum(latencies)
@@ -205,7 +207,7 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
     if overlap:
         ops, cost_list, total, energy, name = _run(work, [hardware], options, overlap, known)
     else:
-        ops, _, name = work_ops(work)
+        ops, _, name = work_ops(work, predecessors=False)
         coster = _Coster([hardware], options)
         if known is None and options.software is None:  # the one-point costs straight from the stacks
             points = coster.cost_all(ops, point=0)

@@ -43,21 +43,3 @@ def test_added_in_order_of_one_array_is_that_array():
     a = np.arange(3.0)
     assert added_in_order([a]) is a
 
-
-_KEYS = st.sampled_from(["compute", "register", "l1", "l2", "dram", "static"])
-
-
-@given(st.lists(st.dictionaries(_KEYS, _FLOATS, min_size=1), min_size=1, max_size=6), st.booleans())
-def test_summed_breakdowns_equal_the_walk_over_ops(dicts, shared_layout):
-    # The graph's energy breakdown: each key's values added in op order, keys by first appearance.
-    from archsim.engines.roofline import _summed
-
-    if shared_layout:  # every op with the first op's keys in its order (the usual graph), some dicts shared
-        dicts = [{k: d.get(k, 0.5) for k in dicts[0]} for d in dicts] + [dicts[0]]
-    want: dict[str, float] = {}
-    for d in dicts:
-        for k, v in d.items():
-            want[k] = want[k] + v if k in want else v
-    got = _summed(dicts)
-    assert list(got) == list(want)
-    assert all(_same(got[k], want[k]) for k in want)
