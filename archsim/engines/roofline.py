@@ -55,6 +55,10 @@ def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], lis
     raise EngineError(f"work must be an archsim op or an OpGraph, got {type(work).__name__}")
 
 
+_NO_KIND = object()
+"""The marker of a hardware point without a ``kind`` (estimate_many then names it by its class)."""
+
+
 def _op_key(op: Any) -> tuple[Any, ...]:
     """Identity of an op's cost: its type and every field except its name and phase."""
     cls = type(op)
@@ -270,7 +274,9 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     """One row per hardware point: latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop."""
     if not hardware:
         raise EngineError("estimate_many needs at least one hardware point")
-    kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
+    kinds = {getattr(h, "kind", _NO_KIND) for h in hardware}
+    if _NO_KIND in kinds:  # a point without a kind: its class name (the name built only where needed)
+        kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
     ops, costs, total, energy, _ = _run(work, list(hardware), options, overlap)

@@ -37,3 +37,23 @@ def test_work_ops_without_predecessors_gives_the_same_ops_and_name():
     ops, preds, name = work_ops(g)
     assert work_ops(g, predecessors=False) == (ops, [], name)
     assert len(preds) == len(ops) and preds[0] == ()
+
+
+def test_estimate_many_names_the_kinds_of_mixed_hardware():
+    # Points of two kinds are refused, each named by its kind (or, without one, its class name).
+    import pytest
+
+    import archsim
+    from archsim.cost import CostOptions
+    from archsim.engines.roofline import estimate_many
+    from archsim.errors import EngineError
+    from archsim.workload.ops import Gemm
+
+    class Bare:  # a point without a kind
+        pass
+
+    gpu, cpu = archsim.load_preset("gpu/v100-sxm2-16gb"), archsim.load_preset("cpu/epyc-milan-7763")
+    with pytest.raises(EngineError, match=r"one kind, got \['cpu', 'gpu'\]"):
+        estimate_many(Gemm(64, 64, 64, "fp32"), [gpu, cpu], CostOptions())
+    with pytest.raises(EngineError, match=r"one kind, got \['Bare', 'gpu'\]"):
+        estimate_many(Gemm(64, 64, 64, "fp32"), [gpu, Bare()], CostOptions())
