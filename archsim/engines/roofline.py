@@ -95,11 +95,11 @@ class _Coster:
         hit = self.resolved.get(is_link)
         if hit is None:
             resolved = [resolve_device(h, op.kind, self.options) for h in self.hardware]
-            roles = {r for r, _ in resolved}
+            roles = set(map(operator.itemgetter(0), resolved))
             if len(roles) != 1:
                 raise EngineError(f"op {op.label!r} runs on different device roles across the points: "
                                   f"{sorted(roles)}")
-            hit = (roles.pop(), [t for _, t in resolved])
+            hit = (roles.pop(), list(map(operator.itemgetter(1), resolved)))
             self.resolved[is_link] = hit
         return hit
 
