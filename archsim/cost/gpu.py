@@ -50,13 +50,15 @@ __all__ = ["cost"]
 _LEVELS = ("register", "l1", "l2", "dram")
 
 
-def _prices(p: GPUParams) -> dict[str, Any]:
+def _prices(p: GPUParams, zero: np.ndarray | None = None) -> dict[str, Any]:
+    """The energy prices of ``p`` (no link: ``zero``, an array of zeros of the points, when given)."""
     return dict(
         read_j_per_byte={"register": p.register_j_per_byte, "l1": p.l1_read_j_per_byte,
                          "l2": p.l2_read_j_per_byte, "dram": p.dram_read_j_per_byte},
         write_j_per_byte={"register": p.register_j_per_byte, "l1": p.l1_write_j_per_byte,
                           "l2": p.l2_write_j_per_byte, "dram": p.dram_write_j_per_byte},
-        activation_j=p.dram_activation_j, link_j_per_byte=np.zeros(p.n), static_power_w=p.static_power_w)
+        activation_j=p.dram_activation_j, link_j_per_byte=np.zeros(p.n) if zero is None else zero,
+        static_power_w=p.static_power_w)
 
 
 def _vector_key(p: GPUParams, prec: str) -> str:
@@ -77,7 +79,8 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
              wfrac: dict[str, float | np.ndarray], flop_units: dict[str, np.ndarray],
              extra: dict[str, np.ndarray]) -> CostArrays:
     """:func:`_finish` for a kernel given by its kind and FLOP (rows of ``p`` may be stacked ops)."""
-    prices = _prices(p)
+    zero = np.zeros(p.n)  # no link: its bytes and price (only read)
+    prices = _prices(p, zero)
     flop_j = {}
     for key in flop_units:
         # "tensor:<input>" accumulates in fp32 (int32); "tensor:<input>:fp16" in fp16 (tensor_key).
@@ -93,14 +96,11 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     dispatch = p.host_dispatch_s + np.maximum(launches - 1.0, 0.0) * p.host_launch_s
     device_s = kernel_s + overhead
     host_bound = dispatch > device_s
-    latency = np.where(host_bound, dispatch, device_s)
-    overhead = np.where(host_bound, dispatch - kernel_s, overhead)
-    reads = {lv: level_bytes[lv] * (1.0 - wfrac.get(lv, 0.0)) for lv in level_bytes}
-    writes = {lv: level_bytes[lv] * wfrac.get(lv, 0.0) for lv in level_bytes}
+    latency, overhead = _host_bound(host_bound, dispatch, device_s, kernel_s, overhead)
+    reads, writes = _split_reads(level_bytes, wfrac)
     # Streaming access opens each DRAM row once (a row buffer's worth of bytes per activation).
     activations = level_bytes["dram"] / p.dram_row_buffer_bytes
-    energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations,
-                     np.zeros(p.n), latency)
+    energy = account(EnergyPrices(flop_j=flop_j, **prices), flop_units, reads, writes, activations, zero, latency)
     if (p.tensor_operand_flop_j > 0.0).any():
         # Operand delivery inside the Tensor Cores: per 16-bit MMA FLOP, scaled by each precision's
         # operand bytes per FLOP; data movement, reported apart from the MAC energies ("compute").
@@ -109,11 +109,44 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
         if operand:
             energy["tensor_operand"] = sum(operand[1:], operand[0]) * p.tensor_operand_flop_j
     times = {**times, "overhead": overhead}
-    return CostArrays(kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s=times,
-                      bytes_by_level=level_bytes, flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes,
-                      dram_activations=activations, link_bytes=np.zeros(p.n), overhead_s=overhead,
-                      launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w, extra=extra,
-                      dispatch_s=dispatch)
+    return CostArrays.from_fields(dict(
+        kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s=times, bytes_by_level=level_bytes,
+        flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes, dram_activations=activations, link_bytes=zero,
+        overhead_s=overhead, launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w,
+        extra=extra, dispatch_s=dispatch))
+
+
+def _host_bound(host_bound: np.ndarray, dispatch: np.ndarray, device_s: np.ndarray, kernel_s: np.ndarray,
+                overhead: Any) -> tuple[np.ndarray, Any]:
+    """(latency, overhead) in s: ``np.where(host_bound, dispatch, device_s)`` and ``np.where(host_bound,
+    dispatch - kernel_s, overhead)``; where the host binds at no point, ``device_s`` and ``overhead``
+    as they are (the same floats, without the copies) when both are float64 arrays of the points."""
+    if (not host_bound.any() and type(overhead) is np.ndarray and overhead.dtype == np.float64
+            and overhead.shape == device_s.shape == host_bound.shape and device_s.dtype == np.float64):
+        return device_s, overhead
+    return np.where(host_bound, dispatch, device_s), np.where(host_bound, dispatch - kernel_s, overhead)
+
+
+def _split_reads(level_bytes: dict[str, np.ndarray],
+                 wfrac: dict[str, float | np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(read, written) bytes per level: ``level_bytes[lv] * (1.0 - w)`` and ``level_bytes[lv] * w``
+    with ``w = wfrac.get(lv, 0.0)``. A kernel's levels often share their bytes and write share (a
+    streaming kernel's L1 and L2): each distinct product, and ``1.0 - w`` of each distinct share, is
+    computed once and shared by the levels that have it (only read, as every cost's arrays)."""
+    reads: dict[str, np.ndarray] = {}
+    writes: dict[str, np.ndarray] = {}
+    kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    rest: dict[int, Any] = {}
+    for lv, v in level_bytes.items():
+        w = wfrac.get(lv, 0.0)
+        pair = kept.get((id(v), id(w)))
+        if pair is None:
+            r = rest.get(id(w))
+            if r is None:
+                r = rest[id(w)] = 1.0 - w
+            pair = kept[(id(v), id(w))] = (v * r, v * w)
+        reads[lv], writes[lv] = pair
+    return reads, writes
 
 
 def _gemm_like(op: Any, p: GPUParams, shape: tr.GemmShape, dram_bytes: np.ndarray, a_stream: np.ndarray,
@@ -169,7 +202,8 @@ def gemm_unit(p: GPUParams, prec: str, label: str, accumulate: str | None = None
 def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, batch: Any, a_b: Any, b_b: Any,
                c_b: Any, dram_bytes: np.ndarray, a_stream: np.ndarray, extra_vector_flop: Any, mm: Any,
                kernel: kn.GemmKernel | None = None, library: str = kn.GEMM_LIBRARY,
-               accumulate: str | None = None) -> tuple:
+               accumulate: str | None = None,
+               unit: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a tiled GEMM kernel (shape values scalars or per-row arrays).
 
     ``dram_bytes`` is the L2 tiling model's DRAM traffic plus any extra bytes (bias), ``mm`` the
@@ -177,11 +211,11 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
     already predicted :func:`archsim.cost.kernels.gpu_gemm` of these rows; ``library`` the kernel
     catalogue it chooses from (``kernels.CONV_LIBRARY`` for a forward convolution); ``accumulate``
     the narrow accumulator (:func:`narrow_accumulate`; None: fp32/int32), which sets the Tensor-Core
-    rate and MAC energy.
+    rate and MAC energy. ``unit``, when given, is :func:`gemm_unit` of these rows.
     """
     vkey = _vector_key(p, prec)
     vector_rate = p.vector_flop_per_cycle_per_sm[vkey]
-    use_tc, rate, eff = gemm_unit(p, prec, label, accumulate, library)
+    use_tc, rate, eff = unit if unit is not None else gemm_unit(p, prec, label, accumulate, library)
     k = kernel if kernel is not None else kn.gpu_gemm(p, m, n, k_dim, batch, a_b, b_b, c_b, rate, eff, dram_bytes,
                                                       a_stream_factor=a_stream, library=library)
     epilogue = extra_vector_flop / (vector_rate * p.clock_hz * p.vector_efficiency * p.sm_count)
@@ -194,7 +228,7 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
     register = 2.0 * k.l1_bytes + 1.5 * c_b * extra_vector_flop
     level_bytes = {"register": register, "l1": k.l1_bytes, "l2": k.l2_bytes, "dram": k.dram_bytes}
     out_frac = c_b * m * n * batch
-    wf = {lv: np.clip(out_frac / np.maximum(level_bytes[lv], 1.0), 0.0, 1.0) for lv in ("l1", "l2", "dram")}
+    wf = {lv: (out_frac / np.maximum(level_bytes[lv], 1.0)).clip(0.0, 1.0) for lv in ("l1", "l2", "dram")}
     wf["register"] = 1.0 / 3.0
     flop_units = {tensor_key(prec, accumulate): np.where(use_tc, mm, 0.0), f"vector:{vkey}": np.where(use_tc, 0.0, mm)
                   + extra_vector_flop + zero}

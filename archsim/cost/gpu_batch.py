@@ -37,7 +37,7 @@ from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
 from archsim.cost.params import GPUParams, TiledGPUParams, _tile
-from archsim.cost.types import CostArrays, OpCost, stacked_at
+from archsim.cost.types import CostArrays, OpCost, _point_cost, stacked_at, stacked_rows
 
 __all__ = ["cost_many", "governed_many", "tile_params"]
 
@@ -389,9 +389,10 @@ class _Planner:
         else:
             caps, inverse = np.unique(self.p.l2_size_bytes, return_inverse=True)
         u = len(caps)
-        rows = np.asarray([[t.m, t.n, t.k, t.batch, t.a, t.b, t.c] for t in self.traffic], dtype=np.float64)
-        rows = np.repeat(rows, u, axis=0)
-        cap = np.tile(caps, len(self.traffic))
+        rows = _repeated(np.asarray([[t.m, t.n, t.k, t.batch, t.a, t.b, t.c] for t in self.traffic],
+                                    dtype=np.float64), u)
+        # np.tile(caps, len(self.traffic)); one capacity: its value repeated (np.tile's wrapper costs more)
+        cap = caps.repeat(len(self.traffic)) if u == 1 else np.tile(caps, len(self.traffic))
         m, n, k, batch, a, b, c = rows.T
         a_pass = a * m * k
         conv = [t.conv for t in self.traffic]
@@ -399,11 +400,15 @@ class _Planner:
             # tr.conv_bytes: the A pass of each capacity x groups, divided back per instance.
             cv = np.asarray([x if x is not None else (np.nan, np.nan, np.nan, 1.0) for x in conv],
                             dtype=np.float64)
-            low, high, window, groups = np.repeat(cv, u, axis=0).T
+            low, high, window, groups = _repeated(cv, u).T
             is_conv = ~np.isnan(low)
             conv_pass = np.where(cap >= window, low, high) * groups / groups
             a_pass = np.where(is_conv, conv_pass, a_pass)
         out = tr.gemm_bytes_rows(m, n, k, batch, a, b, c, a_pass, cap).reshape(len(self.traffic), u)
+        if self.p.n == 1:  # one point: each request's row of ``out`` is its result (q[inverse] copies it)
+            for t, q in zip(self.traffic, out, strict=True):
+                t.result = q
+            return
         for t, q in zip(self.traffic, out, strict=True):
             t.result = q[inverse]
 
@@ -413,16 +418,22 @@ class _Planner:
             g = len(group)
             sp = self.tiled(g)
             per_op = np.asarray([q.shape for q in group], dtype=np.float64)
-            m, n, k, batch, a, b, c = np.repeat(per_op, p.n, axis=0).T
-            dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
-            a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
-            extra_vector = np.repeat([q.extra_vector for q in group], p.n)
-            mm = np.repeat([q.mm for q in group], p.n)
-            _, rate, eff = gc.gemm_unit(p, prec, group[0].label, acc, library)
-            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, rate, eff, dram, a_stream, library=library)
+            m, n, k, batch, a, b, c = _repeated(per_op, p.n).T
+            if g == 1:  # one request: its arrays as they are (concatenating one array copies it)
+                q = group[0]
+                dram, a_stream = q.traffic.result + q.extra_dram, _per_point(q.a_stream, p.n)
+            else:
+                dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
+                a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
+            extra_vector = _repeated(np.asarray([q.extra_vector for q in group]), p.n)
+            mm = _repeated(np.asarray([q.mm for q in group]), p.n)
+            unit = gc.gemm_unit(p, prec, group[0].label, acc, library)
+            kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, unit[1], unit[2], dram, a_stream, library=library)
             sp = self._dispatched(sp, group)
+            # gemm_unit of the stacked rows: the points' unit repeated per request
             parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
-                                  extra_vector, mm, kernel=kernel, library=library, accumulate=acc)
+                                  extra_vector, mm, kernel=kernel, library=library, accumulate=acc,
+                                  unit=unit if g == 1 else tuple(_tile(x, g) for x in unit))
             self._finish_group(group, gc.assemble("gemm", 0.0, sp, *parts))
 
     def _run_streams(self) -> None:
@@ -437,10 +448,13 @@ class _Planner:
                 else:
                     drams.append(q.dram)
             dram = np.concatenate(drams)
-            # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic.
-            threads = np.repeat([max(1.0, float(np.max(d)) / gc.kn.STREAM_BYTES_PER_THREAD) for d in drams], p.n)
-            e, vector, special, in_b, out_b = np.repeat(np.asarray([q.values for q in group], dtype=np.float64),
-                                                        p.n, axis=0).T
+            # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic
+            # (max(1.0, float(np.max(d)) / STREAM_BYTES_PER_THREAD) of each request's d, in one pass: fmax,
+            # as Python's max with 1.0 first, keeps 1.0 against NaN).
+            largest = dram.reshape(g, p.n).max(axis=1)
+            threads = _repeated(np.fmax(1.0, largest / gc.kn.STREAM_BYTES_PER_THREAD), p.n)
+            e, vector, special, in_b, out_b = _repeated(np.asarray([q.values for q in group], dtype=np.float64),
+                                                        p.n).T
             l2 = None
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
@@ -506,8 +520,16 @@ def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]
     return [(prec, g[i:i + per]) for prec, g in groups.items() for i in range(0, len(g), per)]
 
 
+def _repeated(rows: np.ndarray, h: int) -> np.ndarray:
+    """``np.repeat(rows, h, axis=0)``: each row of ``rows`` repeated ``h`` times; ``rows`` itself when
+    ``h`` is 1 (the same values, without the copy)."""
+    return rows if h == 1 else rows.repeat(h, axis=0)
+
+
 def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
-    """``x`` as a float64 array of the ``h`` points (an (h,) float64 array as it is)."""
+    """``x`` as a float64 array of the ``h`` points (an (h,) float64 array as it is; a float filled in)."""
+    if type(x) is float:
+        return np.full(h, x)
     if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (h,):
         return x
     return np.broadcast_to(np.asarray(x, dtype=np.float64), (h,))
@@ -592,9 +614,9 @@ def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
     call per field and part for all the jobs."""
     first = jobs[0]
     sources = [q.ref[0] for q in first.parts]
-    ar = np.arange(h)
-    index = [(np.asarray([job.parts[j].ref[1] for job in jobs])[:, None] * h + ar).reshape(-1)
-             for j in range(len(sources))]
+    rows = [np.asarray([job.parts[j].ref[1] for job in jobs]) for j in range(len(sources))]
+    # each part's rows: op row r holds points r*h .. r*h + h - 1 (with one point, the op rows themselves)
+    index = rows if h == 1 else [(r[:, None] * h + np.arange(h)).reshape(-1) for r in rows]
     if len(sources) == 1:  # one kernel: its rows as they are
         return _take_index(sources[0], index[0])
     fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0,
@@ -726,6 +748,9 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
     pointed: dict[int, OpCost] = {}
     tags: dict[int, tuple[str, float]] = {}
     plain: dict[int, _Conv] = {}
+    # point, blocks of sums with Winograd candidates: job id -> (job, its values at the point
+    # (stacked_rows), its block, its row there)
+    read: dict[int, tuple[_SumJob, tuple[Any, ...], CostArrays, int]] = {}
     if point is not None:
         for op, c in zip(ops, built, strict=True):
             if isinstance(c, (_Gemm, _Stream, _Conv)):
@@ -745,9 +770,18 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
                 flops.append(row_flop if same else flop)
             pointed.update(zip(map(id, owners), stacked_at(c, len(reqs), p.n, point, kinds, flops), strict=True))
             continue
+        if point is not None:  # sums with Winograd candidates among them: read at the point, picked below
+            rows = stacked_rows(c, len(reqs), p.n, point)
+            read.update((id(q), (q, row, c, j)) for j, (q, row) in enumerate(zip(reqs, rows, strict=True)))
+            continue
         per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
         for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op), strict=True):
             q.result = result
+    if read:
+        allowed = bool(p.conv_autotune[point] > 0)
+        for c in built:
+            if isinstance(c, _Conv) and id(c.main) in read:
+                pointed[id(c)] = _conv_at(c, read, tags[id(c)], allowed, p.n, point)
     governed = iter(done[len(stacked):])
     out = []
     for op, c in zip(ops, built, strict=True):
@@ -766,6 +800,63 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
         c = c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop)
         out.append(c if point is None else c.at(point, "", ""))
     return out
+
+
+def _conv_at(conv: _Conv, read: dict[int, tuple[_SumJob, tuple[Any, ...], CostArrays, int]],
+             tag: tuple[str, float], allowed: bool, h: int, i: int) -> OpCost:
+    """The one-point cost of a row-stacked convolution at point ``i``, from its jobs' values there
+    (``read``, :func:`~archsim.cost.types.stacked_rows`): ``conv.finish()`` retagged with the op's
+    kind and FLOP (``tag``) and read with ``at(i)``, to the bit, without cutting the blocks into
+    ops. ``allowed``: whether the software times Winograd at the point (``conv.allowed[i]``).
+
+    With a Winograd candidate, the pick of :meth:`_Autotuned.finish_governed` at the point: the
+    candidate of the smaller governed latency (Winograd where allowed and strictly faster), its
+    values, keys only the other has as 0 (``gpu.select``); the implicit GEMM's static power, kind
+    and FLOP; its tile facts NaN where Winograd is picked, ``winograd`` 1 or 0, and the picked
+    candidate's governor entries last (``gpu.pick_timed``)."""
+    from archsim.cost.power import EXTRA_KEYS
+
+    q, row, stack, j = read[id(conv.main)]
+    kind, flop = tag
+    if not (q.kind == kind and q.flop == flop):  # the final retag of governed_many
+        q_kind, q_flop = kind, flop
+    else:
+        q_kind, q_flop = q.kind, q.flop
+    if conv.winograd is None:
+        return _point_cost("", "", q_kind, stack.device, q_flop, bool(stack.flop_by_unit), *row,
+                           lambda: stack.bounds()[j * h + i])
+    a, b = row, read[id(conv.winograd)][1]
+    use_b = b[3] < a[3] and allowed  # latencies: the governed times the library compares
+    side = b if use_b else a
+
+    def sel(x: dict[str, float], y: dict[str, float]) -> dict[str, float]:
+        picked = y if use_b else x
+        return {k: picked.get(k, 0.0) for k in dict.fromkeys([*x, *y])}
+
+    times, breakdown, extra, by_unit, levels, reads, writes = (sel(a[n], b[n]) for n in (0, 1, 2, 5, 6, 7, 8))
+    nan = float("nan")
+    extra = {**{k: nan if use_b else v for k, v in a[2].items() if k not in EXTRA_KEYS},
+             "winograd": 1.0 if use_b else 0.0, **{k: extra[k] for k in EXTRA_KEYS if k in extra}}
+    dispatch = None if a[4] is None and b[4] is None else 0.0 if side[4] is None else side[4]
+    latency = side[3]
+
+    def array_bound() -> str:  # CostArrays.bounds of the picked cost at this point (a NaN time)
+        one = {k: np.array([v]) for k, v in times.items()}
+        return _one_point_bound(one, latency, dispatch)
+
+    return _point_cost("", "", q_kind, stack.device, q_flop, bool(by_unit), times, breakdown, extra, latency,
+                       dispatch, by_unit, levels, reads, writes, side[9], side[10], side[11], side[12], a[13],
+                       array_bound)
+
+
+def _one_point_bound(times: dict[str, np.ndarray], latency: float, dispatch: float | None) -> str:
+    """:meth:`CostArrays.bounds` of a one-point cost with these times, latency and host dispatch."""
+    one = np.array([latency])
+    return CostArrays.from_fields(dict(
+        kind="", device="gpu", flop=0.0, latency_s=one, time_by_unit_s=times, bytes_by_level={}, flop_by_unit={},
+        read_bytes={}, write_bytes={}, dram_activations=one, link_bytes=one, overhead_s=one, launches=one,
+        energy_breakdown_j={}, static_power_w=one, extra={},
+        dispatch_s=None if dispatch is None else np.array([dispatch]))).bounds()[0]
 
 
 def cost_many(ops: Sequence[Any], p: GPUParams) -> list[CostArrays]:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS",
-           "stacked_at"]
+           "stacked_at", "stacked_rows"]
 
 DEVICE_ROLES: tuple[str, ...] = ("gpu", "host", "pim")
 LINK_KINDS: tuple[str, ...] = ("h2d", "d2h")
@@ -223,6 +223,28 @@ def stacked_at(c: CostArrays, g: int, h: int, i: int, kinds: Sequence[str] | Non
             **c.__dict__, "kind": c.kind if kinds is None else kinds[0], "flop": c.flop if flops is None else flops[0]})
         return [one.at(i, "", "")]
 
+    rows = stacked_rows(c, g, h, i)
+    kinds = itertools.repeat(c.kind, g) if kinds is None else kinds
+    flops = itertools.repeat(c.flop, g) if flops is None else flops
+    bounds: list[list[str]] = []  # CostArrays.bounds of the stack, computed when first needed
+
+    def array_bound(j: int) -> str:
+        if not bounds:
+            bounds.append(c.bounds())
+        return bounds[0][j * h + i]
+
+    has_units = bool(c.flop_by_unit)
+    return [_point_cost("", "", kind, c.device, nominal, has_units, *row, lambda j=j: array_bound(j))
+            for j, kind, nominal, row in zip(range(g), kinds, flops, rows, strict=False)]
+
+
+def stacked_rows(c: CostArrays, g: int, h: int, i: int) -> list[tuple[Any, ...]]:
+    """Point ``i`` of each of the ``g`` ops of the stacked cost ``c`` (as :func:`stacked_at` cuts
+    them), as the values :func:`_point_cost` takes after its ``has_units``: per op (times, energy
+    breakdown, extra, latency, host dispatch or ``None``, FLOP by unit, bytes by level, read bytes,
+    written bytes, DRAM activations, link bytes, overhead, launches, static power), the dicts' values
+    and the others Python floats (``float(v.item(i))`` of each op's arrays), each field read from the
+    stack in one ``tolist``."""
     def column(x: np.ndarray) -> list[Any]:
         v = x.reshape(g, h)[:, i] if h > 1 else x
         out = v.tolist()
@@ -235,26 +257,11 @@ def stacked_at(c: CostArrays, g: int, h: int, i: int, kinds: Sequence[str] | Non
         keys = tuple(d)
         return [dict(zip(keys, row, strict=True)) for row in zip(*map(column, d.values()), strict=True)]
 
-    times, breakdowns, extras = cells(c.time_by_unit_s), cells(c.energy_breakdown_j), cells(c.extra)
-    by_unit, levels = cells(c.flop_by_unit), cells(c.bytes_by_level)
-    reads, writes = cells(c.read_bytes), cells(c.write_bytes)
-    latency, activations, link = column(c.latency_s), column(c.dram_activations), column(c.link_bytes)
-    overhead, launches, static = column(c.overhead_s), column(c.launches), column(c.static_power_w)
-    dispatch = None if c.dispatch_s is None else column(c.dispatch_s)
-    kinds = itertools.repeat(c.kind, g) if kinds is None else kinds
-    flops = itertools.repeat(c.flop, g) if flops is None else flops
-    bounds: list[list[str]] = []  # CostArrays.bounds of the stack, computed when first needed
-
-    def array_bound(j: int) -> str:
-        if not bounds:
-            bounds.append(c.bounds())
-        return bounds[0][j * h + i]
-
-    has_units = bool(c.flop_by_unit)
-    return [_point_cost("", "", kind, c.device, nominal, has_units, times[j], breakdowns[j], extras[j], latency[j],
-                        None if dispatch is None else dispatch[j], by_unit[j], levels[j], reads[j], writes[j],
-                        activations[j], link[j], overhead[j], launches[j], static[j], lambda j=j: array_bound(j))
-            for j, kind, nominal in zip(range(g), kinds, flops, strict=False)]
+    dispatch = itertools.repeat(None, g) if c.dispatch_s is None else column(c.dispatch_s)
+    return list(zip(cells(c.time_by_unit_s), cells(c.energy_breakdown_j), cells(c.extra), column(c.latency_s),
+                    dispatch, cells(c.flop_by_unit), cells(c.bytes_by_level), cells(c.read_bytes),
+                    cells(c.write_bytes), column(c.dram_activations), column(c.link_bytes), column(c.overhead_s),
+                    column(c.launches), column(c.static_power_w), strict=False))
 
 
 def _built(cls: type, fields: dict[str, Any]) -> Any:

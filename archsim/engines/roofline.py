@@ -31,6 +31,7 @@ from archsim.cost import (
     role_params,
     software_efficiency,
 )
+from archsim.cost.common import added_in_order
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -40,16 +41,22 @@ if TYPE_CHECKING:  # only estimate_many's frame needs pandas (~0.2-0.5 s to impo
 __all__ = ["estimate_roofline", "estimate_many", "work_ops"]
 
 
-def work_ops(work: Any) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
-    """(ops, predecessors of each op, workload name) of an op or an OpGraph."""
+def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
+    """(ops, predecessors of each op, workload name) of an op or an OpGraph (``predecessors=False``:
+    an empty list in their place, for a caller that adds the ops up in order)."""
     if hasattr(work, "ops") and hasattr(work, "predecessors"):
         ops = tuple(work.ops)
         if not ops:
             raise EngineError(f"workload {work.name!r} has no ops")
-        return ops, [tuple(work.predecessors(i)) for i in range(len(ops))], str(work.name)
+        preds = [tuple(work.predecessors(i)) for i in range(len(ops))] if predecessors else []
+        return ops, preds, str(work.name)
     if isinstance(getattr(work, "kind", None), str) and hasattr(work, "flop_breakdown"):
         return (work,), [()], str(getattr(work, "label", work.kind))
     raise EngineError(f"work must be an archsim op or an OpGraph, got {type(work).__name__}")
+
+
+_NO_KIND = object()
+"""The marker of a hardware point without a ``kind`` (estimate_many then names it by its class)."""
 
 
 def _op_key(op: Any) -> tuple[Any, ...]:
@@ -88,11 +95,11 @@ class _Coster:
         hit = self.resolved.get(is_link)
         if hit is None:
             resolved = [resolve_device(h, op.kind, self.options) for h in self.hardware]
-            roles = {r for r, _ in resolved}
+            roles = set(map(operator.itemgetter(0), resolved))
             if len(roles) != 1:
                 raise EngineError(f"op {op.label!r} runs on different device roles across the points: "
                                   f"{sorted(roles)}")
-            hit = (roles.pop(), [t for _, t in resolved])
+            hit = (roles.pop(), list(map(operator.itemgetter(1), resolved)))
             self.resolved[is_link] = hit
         return hit
 
@@ -155,14 +162,15 @@ def _critical_path(latencies: list[np.ndarray], preds: list[tuple[int, ...]]) ->
 
 def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
     """``arrays[0] + arrays[1] + ...`` added strictly left to right (a new array; the same floats at
-    every point count, which ``estimate_many == estimate`` relies on). One numpy add per op beats
-    ``add.accumulate`` over a stacked table here: that walks the table across its rows."""
-    return functools.reduce(np.add, arrays[1:], arrays[0].copy())
+    every point count, which ``estimate_many == estimate`` relies on). One numpy add per op, into
+    the first sum (:func:`~archsim.cost.common.added_in_order`), beats ``add.accumulate`` over a
+    stacked table here: that walks the table across its rows."""
+    return arrays[0].copy() if len(arrays) == 1 else added_in_order(arrays)
 
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool,
          known: dict[tuple[Any, ...], CostArrays] | None = None):
-    ops, preds, name = work_ops(work)
+    ops, preds, name = work_ops(work, predecessors=overlap)
     costs = _Coster(hardware, options).cost_all(ops, known)
     latencies = [c.latency_s for c in costs]
     serial = _running_sum(latencies)
@@ -203,7 +211,7 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
     if overlap:
         ops, cost_list, total, energy, name = _run(work, [hardware], options, overlap, known)
     else:
-        ops, _, name = work_ops(work)
+        ops, _, name = work_ops(work, predecessors=False)
         coster = _Coster([hardware], options)
         if known is None and options.software is None:  # the one-point costs straight from the stacks
             points = coster.cost_all(ops, point=0)
@@ -223,15 +231,28 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
         # One point: the sums of _run in Python floats, added in the same order (an IEEE double add
         # is the same operation on a float as on a one-element array, so the bits are the same).
         latency = functools.reduce(operator.add, [oc.latency_s for oc in points])
-        # Each component summed over the ops in op order, keys in order of first appearance (one walk).
-        breakdown: dict[str, float] = {}
-        for oc in points:
-            for k, v in oc.energy_breakdown_j.items():
-                breakdown[k] = breakdown[k] + v if k in breakdown else v
+        breakdown = _summed([oc.energy_breakdown_j for oc in points])
     results = tuple([_op_result(op, oc) for op, oc in zip(ops, points, strict=True)])
     return RunResult(engine="roofline", hardware=hardware.name, workload=name, latency_s=latency,
                      energy_j=float(sum(breakdown.values())), energy_breakdown_j=breakdown, ops=results,
                      _meta=_meta(hardware, options, overlap))
+
+
+def _summed(dicts: list[dict[str, float]]) -> dict[str, float]:
+    """Key by key, the values of the dicts holding that key added in order (the first as it is),
+    keys in order of first appearance. Where every dict has the first one's keys in its order (a
+    graph's ops on one device; equal ops share a dict, checked once), the values are read column by
+    column (``zip`` of the dicts' values) and added by ``functools.reduce``: the same additions,
+    without a Python step per op and key."""
+    keys = tuple(dicts[0])
+    if len(keys) > 1 and all(tuple(d) == keys for d in {id(d): d for d in dicts}.values()):
+        columns = zip(*map(dict.values, dicts), strict=True)
+        return dict(zip(keys, [functools.reduce(operator.add, col) for col in columns], strict=True))
+    out: dict[str, float] = {}
+    for d in dicts:
+        for k, v in d.items():
+            out[k] = out[k] + v if k in out else v
+    return out
 
 
 def _op_result(op: Any, oc: OpCost) -> OpResult:
@@ -253,17 +274,16 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     """One row per hardware point: latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop."""
     if not hardware:
         raise EngineError("estimate_many needs at least one hardware point")
-    kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
+    kinds = {getattr(h, "kind", _NO_KIND) for h in hardware}
+    if _NO_KIND in kinds:  # a point without a kind: its class name (the name built only where needed)
+        kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
     ops, costs, total, energy, _ = _run(work, list(hardware), options, overlap)
-    energy_j = np.zeros(len(hardware))
-    for v in energy.values():
-        energy_j = energy_j + v
-    movement = np.zeros(len(hardware))
-    for k, v in energy.items():
-        if k not in ENERGY_ARITHMETIC and k not in ENERGY_STATIC:
-            movement = movement + v
+    zero = np.zeros(len(hardware))
+    energy_j = added_in_order([zero, *energy.values()])
+    movement = added_in_order([zero, *[v for k, v in energy.items()
+                                       if k not in ENERGY_ARITHMETIC and k not in ENERGY_STATIC]])
     frame = {"latency_s": total, "energy_j": energy_j}
     frame.update({f"energy_{k}_j": v for k, v in energy.items()})
     frame["data_movement_fraction"] = np.where(energy_j > 0, movement / np.where(energy_j > 0, energy_j, 1.0), 0.0)
@@ -273,7 +293,7 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
     for c in costs:
         if id(c) not in flops:
             flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
-    frame["flop"] = functools.reduce(np.add, [flops[id(c)] for c in costs], np.zeros(len(hardware)))
+    frame["flop"] = added_in_order([np.zeros(len(hardware)), *[flops[id(c)] for c in costs]])
     import pandas as pd
 
     out = pd.DataFrame(frame)
