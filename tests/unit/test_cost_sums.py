@@ -3,6 +3,7 @@
 import functools
 
 import numpy as np
+from bit_compare import same_bits
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -12,18 +13,6 @@ from archsim.cost.common import added_in_order
 _FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
 
-def _same(a, b) -> bool:
-    """Equal shape, dtype and bits (the sign of zero included), NaN where the other is NaN: the
-    payload of NaN + NaN is either operand's, as the machine code of the add picks (CPython's
-    specialised and generic float adds, numpy's loops), so NaNs are compared as NaN."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind != "f":
-        return a.tobytes() == b.tobytes()
-    nan = np.isnan(a)
-    return bool(np.array_equal(nan, np.isnan(b))) and np.where(nan, 0.0, a).tobytes() == np.where(nan, 0.0, b).tobytes()
-
 
 @given(st.integers(1, 6).flatmap(lambda h: st.lists(hnp.arrays(np.float64, h, elements=_FLOATS), min_size=1,
                                                     max_size=8)))
@@ -31,8 +20,8 @@ def test_added_in_order_equals_reduce_and_leaves_its_arrays_alone(arrays):
     before = [a.copy() for a in arrays]
     with np.errstate(all="ignore"):  # inf - inf, overflow: the same NaN and inf either way
         got, want = added_in_order(arrays), functools.reduce(np.add, arrays)
-    assert _same(got, want)
-    assert all(_same(a, b) for a, b in zip(arrays, before, strict=True))
+    assert same_bits(got, want)
+    assert all(same_bits(a, b) for a, b in zip(arrays, before, strict=True))
     if len(arrays) > 1:
         assert all(got is not a for a in arrays)
 
@@ -43,7 +32,7 @@ def test_added_in_order_with_mixed_shapes_and_types_equals_reduce(kinds):
             "i64": lambda: np.array([1, 2, 3]), "scalar": lambda: 0.3, "wide": lambda: np.full((2, 3), 0.7),
             "one": lambda: np.array([1e16])}
     arrays = [make[k]() for k in kinds]
-    assert _same(added_in_order(arrays), functools.reduce(np.add, arrays))
+    assert same_bits(added_in_order(arrays), functools.reduce(np.add, arrays))
 
 
 def test_added_in_order_of_one_array_is_that_array():

@@ -1,6 +1,6 @@
 """The roofline engine's graph sums and op lists equal their general walks to the bit."""
 
-import numpy as np
+from bit_compare import same_bits
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -9,18 +9,6 @@ from archsim.workload import zoo
 
 _FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
 
-
-def _same(a, b) -> bool:
-    """Equal shape, dtype and bits (the sign of zero included), NaN where the other is NaN: the
-    payload of NaN + NaN is either operand's, as the machine code of the add picks (CPython's
-    specialised and generic float adds, numpy's loops), so NaNs are compared as NaN."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind != "f":
-        return a.tobytes() == b.tobytes()
-    nan = np.isnan(a)
-    return bool(np.array_equal(nan, np.isnan(b))) and np.where(nan, 0.0, a).tobytes() == np.where(nan, 0.0, b).tobytes()
 
 
 _KEYS = st.sampled_from(["compute", "register", "l1", "l2", "dram", "static"])
@@ -37,7 +25,7 @@ def test_summed_breakdowns_equal_the_walk_over_ops(dicts, shared_layout):
             want[k] = want[k] + v if k in want else v
     got = _summed(dicts)
     assert list(got) == list(want)
-    assert all(_same(got[k], want[k]) for k in want)
+    assert all(same_bits(got[k], want[k]) for k in want)
 
 
 def test_work_ops_without_predecessors_gives_the_same_ops_and_name():
