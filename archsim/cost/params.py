@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.energy.chip import chip_power
+from archsim.energy.chip import REFERENCE_VDD_V, chip_power
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
@@ -342,7 +342,7 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     held = [g.__dict__.get(_ROW_KEY) for g in devices]
     fresh = [i for i, h in enumerate(held) if h is None]
     if not fresh:
-        return np.stack([h.value for h in held])
+        return _stacked([h.value for h in held])
     table = _gpu_rows([devices[i] for i in fresh], memo)
     for i, row in zip(fresh, table, strict=True):
         kept = row.copy()
@@ -350,7 +350,13 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
         held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(kept)
     if len(fresh) == len(devices):
         return table
-    return np.stack([h.value for h in held])
+    return _stacked([h.value for h in held])
+
+
+def _stacked(rows: list[np.ndarray]) -> np.ndarray:
+    """``np.stack(rows)`` of equal-length 1-d rows (a new C-ordered table, the same values), joined in
+    one call: np.stack's Python wrapper reshapes each row on its own (~3x the time at 1,000 rows)."""
+    return np.concatenate(rows).reshape(len(rows), -1)
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
@@ -393,20 +399,112 @@ def _gpu_segments(g: GPUDevice, memo: dict) -> tuple[tuple[float, ...], tuple[li
 
 def _gpu_rows(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     """The (devices, row) table of :func:`_gpu_row`, filled block by block: each distinct part
-    (one list object of ``memo``) converted once and copied to the rows that share it. The same
-    float64 values as converting each device's row list (one IEEE conversion per value either way)."""
-    tops, cores, powers, tables = zip(*[_gpu_segments(g, memo) for g in devices], strict=True)
+    (one list object of ``memo``) converted once and copied to the rows that share it, and the
+    power values computed column-wise over the devices of each power model (:func:`_power_block`).
+    The same float64 values as converting each device's row list: one IEEE conversion per value,
+    and the power terms by the same operations on the same operands, element by element."""
+    tops, cores, tables, models, inputs = zip(*[_gpu_point(g, memo) for g in devices], strict=True)
     n = len(devices)
     top = np.asarray(tops, dtype=np.float64)
     blocks = []
-    for parts, pick in ((cores, 0), (cores, 1), (powers, None), (tables, None)):
+    for parts, pick in ((cores, 0), (cores, 1), (tables, None)):
         # The parts are memo's objects (alive until the memo goes): equal ids, the same list.
         ids = np.fromiter(map(id, parts), dtype=np.uint64, count=n)
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         distinct = [parts[i] if pick is None else parts[i][pick] for i in first.tolist()]
         blocks.append(np.asarray(distinct, dtype=np.float64).reshape(len(distinct), -1)[inverse.reshape(-1)])
-    before, after, power, table = blocks
+    before, after, table = blocks
+    power = np.empty((n, len(_POWER_COLUMNS)))
+    groups: dict[int, list[int]] = {}
+    for i, pw in enumerate(models):
+        groups.setdefault(id(pw), []).append(i)
+    for rows in groups.values():
+        power[rows] = _power_block(models[rows[0]], [inputs[i] for i in rows])
     return np.concatenate([top[:, 0:2], before, top[:, 2:3], after, top[:, 3:4], power, table], axis=1)
+
+
+def _gpu_point(g: GPUDevice, memo: dict) -> tuple[tuple[float, ...], tuple[list[float], list[float]], list[float],
+                                                   PowerModel | None, tuple[Any, ...]]:
+    """:func:`_gpu_segments` for :func:`_gpu_rows`: the top-level values, the sub-object runs and the
+    per-precision tables (``memo``'s objects), then the power model and the device's inputs to
+    :func:`_power_row` (power limit, clock, DRAM background, DRAM bandwidth, SM count, die area, die
+    SM count, static power) in place of the power values."""
+    sm, l2, dram, eff, en, tc_obj = g.sm, g.l2, g.dram, g.efficiency, g.energy, g.tensor_core
+    clock = g.clock_hz
+    key = ("core", id(sm), id(l2), id(dram), id(eff), id(en), id(tc_obj), clock)
+    if (core := memo.get(key)) is None:
+        core = memo[key] = _gpu_core(sm, l2, dram, eff, en, tc_obj, clock)
+    ids = ("tables", id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
+    if (parts := memo.get(ids)) is None:
+        tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
+        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, en.scale, tensor_per_clock, memo)
+    static, background, sms = g.static_power_w, dram.background_power_w, g.sm_count
+    return ((sms, clock, g.sector_bytes, static + background), core, parts, g.power,
+            (g.effective_power_limit_w, clock, background, dram.bandwidth_bytes_per_s, sms, g.die_area_m2,
+             g.die_sm_count, static))
+
+
+def _power_block(pw: PowerModel | None, inputs: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    """The :func:`_power_row` of each of several GPUs sharing the power model ``pw``, as a (GPUs,
+    values) table; ``inputs`` holds each GPU's (power limit, clock, DRAM background, DRAM bandwidth,
+    SM count, die area, die SM count, static power) (:func:`_gpu_point`). Column-wise: each value by
+    the operations of :func:`_power_row` (and :func:`archsim.energy.chip.chip_power`) in the same
+    order, element by element (IEEE arithmetic and square root, so the same floats)."""
+    limit, clock, background, bandwidth, sms, area, die_sms, static = (list(c) for c in zip(*inputs, strict=True))
+    k = len(inputs)
+    out = np.empty((k, len(_POWER_COLUMNS)))
+    clock_a = np.asarray(clock, dtype=np.float64)
+    background_a = np.asarray(background, dtype=np.float64)
+    if pw is None:
+        out[:] = [0.0, float("inf"), 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+        out[:, 3] = background_a
+        out[:, 14] = 0.5 * clock_a
+        out[:, 15] = clock_a
+        out[:, 16] = clock_a
+        return out
+    bandwidth_a = np.asarray(bandwidth, dtype=np.float64)
+    phy = pw.phy_power_per_bandwidth_j_per_byte * bandwidth_a
+    if pw.area_form:
+        board, core_leak, uncore_leak, core_clock, noc = _chip_power_columns(
+            pw, np.asarray(area, dtype=np.float64), np.asarray(die_sms, dtype=np.float64),
+            np.asarray(sms, dtype=np.float64), np.asarray(static, dtype=np.float64), background_a, phy)
+    else:
+        board, core_leak, uncore_leak, core_clock, noc = (pw.board_power_w, pw.core_leakage_power_w,
+                                                          pw.uncore_leakage_power_w, pw.core_clock_power_w,
+                                                          pw.noc_energy_j_per_byte)
+    floor = pw.min_clock_hz
+    columns = (1.0, np.asarray(limit, dtype=np.float64), board, background_a, phy, core_leak, uncore_leak,
+               pw.leakage_voltage_exponent, core_clock, pw.issue_energy_j, noc, pw.dram_interface_energy_j_per_byte,
+               pw.v_min_v, pw.v_max_v, pw.knee_clock_hz, pw.max_voltage_clock_hz,
+               np.where(clock_a < floor, clock_a, float(floor)))  # min(floor, clock): floor unless clock is below
+    for j, column in enumerate(columns):
+        out[:, j] = column
+    return out
+
+
+def _chip_power_columns(pw: PowerModel, area: np.ndarray, die_sms: np.ndarray, sms: np.ndarray,
+                        static: np.ndarray, background: np.ndarray,
+                        phy: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`archsim.energy.chip.chip_power`'s (board, core leakage, uncore leakage, clock per SM,
+    NoC J/B) over GPUs sharing the area-form ``pw``: its operations in its order, the terms of ``pw``
+    alone computed once as the same Python floats (W, J/B; ``phy`` the PHY power per GPU, W)."""
+    share = pw.sm_area_share
+    sm_area = area * share / die_sms
+    uncore_area = area * (1.0 - share)
+    powered = sm_area * sms + uncore_area
+    rel = pw.v_max_v / REFERENCE_VDD_V
+    leak_scale = pw.leakage_power_density_w_per_m2 * rel ** pw.leakage_voltage_exponent
+    clock_w = pw.clock_energy_density_j_per_m2 * powered * rel ** 2 * pw.max_voltage_clock_hz
+    noc = pw.wire_energy_j_per_byte_m * np.sqrt(area) * rel ** 2
+    core_leak = leak_scale * sm_area
+    uncore_leak = leak_scale * uncore_area
+    idle_v = pw.v_min_v / pw.v_max_v
+    idle_clock = min(pw.min_clock_hz, pw.max_voltage_clock_hz) / pw.max_voltage_clock_hz
+    idle_chip = ((core_leak * sms + uncore_leak) * idle_v ** pw.leakage_voltage_exponent
+                 + clock_w * idle_clock * idle_v ** 2)
+    spare = static - background - phy - idle_chip
+    board = np.where(0.0 > spare, 0.0, spare)  # max(spare, 0.0): spare unless 0 is above
+    return board, core_leak, uncore_leak, clock_w / sms, noc
 
 
 def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,
