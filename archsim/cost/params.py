@@ -330,33 +330,33 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     """The (devices, row) table of :func:`_gpu_row`, each device's row computed once per model object.
 
     The row depends on the model's fields only, and models are frozen: a sweep or a caller that
-    estimates the same points again (another workload, another option) packs them by stacking the
+    estimates the same points again (another workload, another option) packs them by joining the
     kept rows. A ``model_copy`` with changes is validated afresh, without the row; one without
     changes keeps it (same content). The rows not kept yet are computed together
-    (:func:`_gpu_rows`). Each kept row is its own small read-only array: rows kept as views
-    of one table would keep the table's whole block alive with any of them, and a block of that
-    size returned to the system later changes how the allocator serves the next pass's
-    temporaries (a fresh-point ``estimate_many`` measured ~1.2x slower in a long-lived process)."""
+    (:func:`_gpu_rows`). Each kept row is its own small immutable object (the row's float64 bytes):
+    rows kept as views of one table would keep the table's whole block alive with any of them, and
+    a block of that size returned to the system later changes how the allocator serves the next
+    pass's temporaries (a fresh-point ``estimate_many`` measured ~1.2x slower in a long-lived
+    process). Bytes, not arrays: one table's rows are cut in one pass and joined in one call."""
     if not devices:
         return np.zeros((0, _GPU_ROW_LEN))
     held = [g.__dict__.get(_ROW_KEY) for g in devices]
     fresh = [i for i, h in enumerate(held) if h is None]
     if not fresh:
-        return _stacked([h.value for h in held])
+        return _joined([h.value for h in held])
     table = _gpu_rows([devices[i] for i in fresh], memo)
-    for i, row in zip(fresh, table, strict=True):
-        kept = row.copy()
-        kept.flags.writeable = False
-        held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(kept)
+    data, size = table.tobytes(), table.shape[1] * table.itemsize
+    for k, i in enumerate(fresh):
+        held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(data[k * size:(k + 1) * size])
     if len(fresh) == len(devices):
         return table
-    return _stacked([h.value for h in held])
+    return _joined([h.value for h in held])
 
 
-def _stacked(rows: list[np.ndarray]) -> np.ndarray:
-    """``np.stack(rows)`` of equal-length 1-d rows (a new C-ordered table, the same values), joined in
-    one call: np.stack's Python wrapper reshapes each row on its own (~3x the time at 1,000 rows)."""
-    return np.concatenate(rows).reshape(len(rows), -1)
+def _joined(rows: list[bytes]) -> np.ndarray:
+    """The (rows, values) float64 table of kept rows (:func:`_packed_table`): a new writeable array,
+    the same values as stacking the rows' arrays."""
+    return np.frombuffer(bytearray().join(rows), dtype=np.float64).reshape(len(rows), -1)
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:

@@ -85,7 +85,7 @@ def test_chip_power_columns_are_chip_power(data: Any) -> None:
         assert np.asarray([col[i] for col in got]).tobytes() == np.asarray(want, dtype=np.float64).tobytes()
 
 
-def test_kept_rows_stack_as_np_stack() -> None:
+def test_kept_rows_join_as_np_stack() -> None:
     g = archsim.load_preset("gpu/h100-sxm5-80gb")
     devices = [g.model_copy(update={"sm_count": s}) for s in range(60, 132, 7)]
     fresh = params._packed_table(devices, {})
@@ -93,7 +93,7 @@ def test_kept_rows_stack_as_np_stack() -> None:
     mixed = params._packed_table([*devices, g.model_copy(update={"sm_count": 50})], {})
     want = np.stack([_row(d) for d in devices])
     assert fresh.tobytes() == kept.tobytes() == want.tobytes() == mixed[:-1].tobytes()
-    assert kept.flags.c_contiguous and kept.shape == want.shape
+    assert kept.flags.c_contiguous and kept.flags.writeable and kept.shape == want.shape
 
 
 @pytest.mark.parametrize("host_dispatch", [True, False])
