@@ -10,6 +10,8 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -399,59 +401,77 @@ def _gpu_segments(g: GPUDevice, memo: dict) -> tuple[tuple[float, ...], tuple[li
 
 def _gpu_rows(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     """The (devices, row) table of :func:`_gpu_row`, filled block by block: each distinct part
-    (one list object of ``memo``) converted once and copied to the rows that share it, and the
-    power values computed column-wise over the devices of each power model (:func:`_power_block`).
-    The same float64 values as converting each device's row list: one IEEE conversion per value,
-    and the power terms by the same operations on the same operands, element by element."""
-    tops, cores, tables, models, inputs = zip(*[_gpu_point(g, memo) for g in devices], strict=True)
-    n = len(devices)
-    top = np.asarray(tops, dtype=np.float64)
-    blocks = []
-    for parts, pick in ((cores, 0), (cores, 1), (tables, None)):
-        # The parts are memo's objects (alive until the memo goes): equal ids, the same list.
-        ids = np.fromiter(map(id, parts), dtype=np.uint64, count=n)
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        distinct = [parts[i] if pick is None else parts[i][pick] for i in first.tolist()]
-        blocks.append(np.asarray(distinct, dtype=np.float64).reshape(len(distinct), -1)[inverse.reshape(-1)])
-    before, after, table = blocks
-    power = np.empty((n, len(_POWER_COLUMNS)))
-    groups: dict[int, list[int]] = {}
-    for i, pw in enumerate(models):
-        groups.setdefault(id(pw), []).append(i)
-    for rows in groups.values():
-        power[rows] = _power_block(models[rows[0]], [inputs[i] for i in rows])
-    return np.concatenate([top[:, 0:2], before, top[:, 2:3], after, top[:, 3:4], power, table], axis=1)
+    computed and converted once and copied to the rows that share it, and the power values computed
+    column-wise over the devices of each power model (:func:`_power_block`).
+
+    A part is distinct per the identities of the sub-objects it reads (sweep points and model_copy
+    copies share the base's untouched ones; the list holds them alive meanwhile) and the top-level
+    values it uses, as in :func:`_gpu_segments`. The same float64 values as converting each device's
+    row list: one IEEE conversion per value, and the other values by the same operations on the same
+    operands, element by element."""
+    (sm, l2, dram, eff, en, tc_obj, pw, clock, tensor_clock, sms, sector, static, limit, area,
+     die_sms) = zip(*map(_GPU_POINT_FIELDS, devices), strict=True)
+    background, bandwidth = zip(*map(_DRAM_POINT_FIELDS, dram), strict=True)
+    tensor_per_clock = [t / c for t, c in zip(tensor_clock, clock, strict=True)]
+    core_first, core_code = _distinct(zip(map(id, sm), map(id, l2), map(id, dram), map(id, eff), map(id, en),
+                                          map(id, tc_obj), clock, strict=True))
+    cores = [_gpu_core(sm[i], l2[i], dram[i], eff[i], en[i], tc_obj[i], clock[i]) for i in core_first]
+    table_first, table_code = _distinct(zip(map(id, sm), map(id, tc_obj), map(id, en), tensor_per_clock,
+                                            strict=True))
+    tables = [_gpu_tables(sm[i].fma_lanes, tc_obj[i].flop_per_cycle_per_sm if tc_obj[i] else {}, tc_obj[i],
+                          en[i], en[i].scale, tensor_per_clock[i], memo) for i in table_first]
+    before = _rows_of([c[0] for c in cores], core_code)
+    after = _rows_of([c[1] for c in cores], core_code)
+    table = _rows_of(tables, table_code)
+    static_a = np.asarray(static, dtype=np.float64)
+    background_a = np.asarray(background, dtype=np.float64)
+    top = np.asarray([sms, clock, sector], dtype=np.float64).T
+    power = np.empty((len(devices), len(_POWER_COLUMNS)))
+    pw_first, pw_code = _distinct(map(id, pw))
+    inputs = (limit, clock, background, bandwidth, sms, area, die_sms, static)
+    if len(pw_first) == 1:
+        power[:] = _power_block(pw[0], inputs)
+    else:
+        for k, first in enumerate(pw_first):
+            rows = np.flatnonzero(pw_code == k)
+            power[rows] = _power_block(pw[first], [[column[i] for i in rows.tolist()] for column in inputs])
+    return np.concatenate([top[:, 0:2], before, top[:, 2:3], after, (static_a + background_a)[:, None], power,
+                           table], axis=1)
 
 
-def _gpu_point(g: GPUDevice, memo: dict) -> tuple[tuple[float, ...], tuple[list[float], list[float]], list[float],
-                                                   PowerModel | None, tuple[Any, ...]]:
-    """:func:`_gpu_segments` for :func:`_gpu_rows`: the top-level values, the sub-object runs and the
-    per-precision tables (``memo``'s objects), then the power model and the device's inputs to
-    :func:`_power_row` (power limit, clock, DRAM background, DRAM bandwidth, SM count, die area, die
-    SM count, static power) in place of the power values."""
-    sm, l2, dram, eff, en, tc_obj = g.sm, g.l2, g.dram, g.efficiency, g.energy, g.tensor_core
-    clock = g.clock_hz
-    key = ("core", id(sm), id(l2), id(dram), id(eff), id(en), id(tc_obj), clock)
-    if (core := memo.get(key)) is None:
-        core = memo[key] = _gpu_core(sm, l2, dram, eff, en, tc_obj, clock)
-    ids = ("tables", id(sm), id(tc_obj), id(en), tensor_per_clock := g.tensor_clock / clock)
-    if (parts := memo.get(ids)) is None:
-        tc = tc_obj.flop_per_cycle_per_sm if tc_obj else {}
-        parts = memo[ids] = _gpu_tables(sm.fma_lanes, tc, tc_obj, en, en.scale, tensor_per_clock, memo)
-    static, background, sms = g.static_power_w, dram.background_power_w, g.sm_count
-    return ((sms, clock, g.sector_bytes, static + background), core, parts, g.power,
-            (g.effective_power_limit_w, clock, background, dram.bandwidth_bytes_per_s, sms, g.die_area_m2,
-             g.die_sm_count, static))
+_GPU_POINT_FIELDS = operator.attrgetter(
+    "sm", "l2", "dram", "efficiency", "energy", "tensor_core", "power", "clock_hz", "tensor_clock", "sm_count",
+    "sector_bytes", "static_power_w", "effective_power_limit_w", "die_area_m2", "die_sm_count")
+"""The GPU fields (and derived properties) :func:`_gpu_rows` reads, in one call per device."""
+
+_DRAM_POINT_FIELDS = operator.attrgetter("background_power_w", "bandwidth_bytes_per_s")
 
 
-def _power_block(pw: PowerModel | None, inputs: Sequence[tuple[Any, ...]]) -> np.ndarray:
+def _distinct(keys: Iterator[Any]) -> tuple[list[int], np.ndarray]:
+    """(the index of the first of each distinct key, in order of appearance; each key's number in
+    that order)."""
+    seen: dict[Any, int] = {}
+    at = np.fromiter(map(seen.setdefault, keys, itertools.count()), dtype=np.intp)  # each key's first index
+    first = list(seen.values())
+    rank = np.empty(len(at), dtype=np.intp)
+    rank[first] = np.arange(len(first))
+    return first, rank[at]
+
+
+def _rows_of(parts: list[list[float]], codes: np.ndarray) -> np.ndarray:
+    """The (len(codes), values) table whose row ``i`` is ``parts[codes[i]]``: each part converted once."""
+    return np.asarray(parts, dtype=np.float64).reshape(len(parts), -1)[codes]
+
+
+def _power_block(pw: PowerModel | None, inputs: Sequence[Sequence[Any]]) -> np.ndarray:
     """The :func:`_power_row` of each of several GPUs sharing the power model ``pw``, as a (GPUs,
-    values) table; ``inputs`` holds each GPU's (power limit, clock, DRAM background, DRAM bandwidth,
-    SM count, die area, die SM count, static power) (:func:`_gpu_point`). Column-wise: each value by
-    the operations of :func:`_power_row` (and :func:`archsim.energy.chip.chip_power`) in the same
-    order, element by element (IEEE arithmetic and square root, so the same floats)."""
-    limit, clock, background, bandwidth, sms, area, die_sms, static = (list(c) for c in zip(*inputs, strict=True))
-    k = len(inputs)
+    values) table; ``inputs`` holds the GPUs' columns of power limit, clock, DRAM background, DRAM
+    bandwidth, SM count, die area, die SM count and static power (the values as read from the
+    models). Column-wise: each value by the operations of :func:`_power_row` (and
+    :func:`archsim.energy.chip.chip_power`) in the same order, element by element (IEEE arithmetic and
+    square root, so the same floats)."""
+    limit, clock, background, bandwidth, sms, area, die_sms, static = inputs
+    k = len(limit)
     out = np.empty((k, len(_POWER_COLUMNS)))
     clock_a = np.asarray(clock, dtype=np.float64)
     background_a = np.asarray(background, dtype=np.float64)
