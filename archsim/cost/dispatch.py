@@ -64,6 +64,8 @@ def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[s
     the GPU when present, else the host. A plain device runs everything it can; a transfer on a
     plain GPU or CPU is an error (there is no link to price), on a PIM device it uses its host link.
     """
+    if type(hardware) is GPUDevice and options.device is None and op_kind not in LINK_KINDS:
+        return "gpu", hardware  # the common case first: what the checks below give a plain GPU
     if isinstance(hardware, System):
         if op_kind in LINK_KINDS:
             if options.device == "pim":
@@ -131,8 +133,7 @@ def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], opti
     ``hardware``, point by point); a GPU pack carries each point's :func:`host_dispatch_s` and
     :func:`host_launch_s`."""
     if role == "gpu":
-        packed = GPUParams.from_devices(list(targets), [host_dispatch_s(h, options) for h in hardware],
-                                        [host_launch_s(h, options) for h in hardware])
+        packed = GPUParams.from_devices(list(targets), *_host_times(hardware, targets, options))
         if options.software is not None and options.software.channels_last:
             # NHWC tensors throughout: no layout transforms around Tensor-Core convolutions
             packed = dataclasses.replace(packed, conv_nchw_transposes=np.zeros(packed.n))
@@ -149,6 +150,17 @@ def role_params(role: str, hardware: Sequence[Any], targets: Sequence[Any], opti
     if builder is None:
         raise EngineError(f"unknown device role {role!r}; allowed: {DEVICE_ROLES}")
     return builder(list(targets))
+
+
+def _host_times(hardware: Sequence[Any], targets: Sequence[Any],
+                options: CostOptions) -> tuple[list[float] | None, list[float] | None]:
+    """The per-point :func:`host_dispatch_s` and :func:`host_launch_s` of ``hardware`` for
+    :meth:`GPUParams.from_devices`; (None, None), its "no host" (0 at every point), where no point is a
+    System or ``options.host_dispatch`` is off, so both are 0 everywhere (one pass over the types)."""
+    if len(hardware) == len(targets) and (not options.host_dispatch or not any(
+            issubclass(t, System) for t in set(map(type, hardware)))):
+        return None, None
+    return [host_dispatch_s(h, options) for h in hardware], [host_launch_s(h, options) for h in hardware]
 
 
 def op_cost_arrays(op: Any, role: str, targets: Sequence[Any], options: CostOptions,

@@ -10,13 +10,15 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from archsim.energy.chip import chip_power
+from archsim.energy.chip import REFERENCE_VDD_V, chip_power
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
@@ -330,27 +332,33 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     """The (devices, row) table of :func:`_gpu_row`, each device's row computed once per model object.
 
     The row depends on the model's fields only, and models are frozen: a sweep or a caller that
-    estimates the same points again (another workload, another option) packs them by stacking the
+    estimates the same points again (another workload, another option) packs them by joining the
     kept rows. A ``model_copy`` with changes is validated afresh, without the row; one without
     changes keeps it (same content). The rows not kept yet are computed together
-    (:func:`_gpu_rows`). Each kept row is its own small read-only array: rows kept as views
-    of one table would keep the table's whole block alive with any of them, and a block of that
-    size returned to the system later changes how the allocator serves the next pass's
-    temporaries (a fresh-point ``estimate_many`` measured ~1.2x slower in a long-lived process)."""
+    (:func:`_gpu_rows`). Each kept row is its own small immutable object (the row's float64 bytes):
+    rows kept as views of one table would keep the table's whole block alive with any of them, and
+    a block of that size returned to the system later changes how the allocator serves the next
+    pass's temporaries (a fresh-point ``estimate_many`` measured ~1.2x slower in a long-lived
+    process). Bytes, not arrays: one table's rows are cut in one pass and joined in one call."""
     if not devices:
         return np.zeros((0, _GPU_ROW_LEN))
     held = [g.__dict__.get(_ROW_KEY) for g in devices]
     fresh = [i for i, h in enumerate(held) if h is None]
     if not fresh:
-        return np.stack([h.value for h in held])
+        return _joined([h.value for h in held])
     table = _gpu_rows([devices[i] for i in fresh], memo)
-    for i, row in zip(fresh, table, strict=True):
-        kept = row.copy()
-        kept.flags.writeable = False
-        held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(kept)
+    data, size = table.tobytes(), table.shape[1] * table.itemsize
+    for k, i in enumerate(fresh):
+        held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(data[k * size:(k + 1) * size])
     if len(fresh) == len(devices):
         return table
-    return np.stack([h.value for h in held])
+    return _joined([h.value for h in held])
+
+
+def _joined(rows: list[bytes]) -> np.ndarray:
+    """The (rows, values) float64 table of kept rows (:func:`_packed_table`): a new writeable array,
+    the same values as stacking the rows' arrays."""
+    return np.frombuffer(bytearray().join(rows), dtype=np.float64).reshape(len(rows), -1)
 
 
 def _gpu_row(g: GPUDevice, memo: dict | None = None) -> list[float]:
@@ -393,20 +401,130 @@ def _gpu_segments(g: GPUDevice, memo: dict) -> tuple[tuple[float, ...], tuple[li
 
 def _gpu_rows(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     """The (devices, row) table of :func:`_gpu_row`, filled block by block: each distinct part
-    (one list object of ``memo``) converted once and copied to the rows that share it. The same
-    float64 values as converting each device's row list (one IEEE conversion per value either way)."""
-    tops, cores, powers, tables = zip(*[_gpu_segments(g, memo) for g in devices], strict=True)
-    n = len(devices)
-    top = np.asarray(tops, dtype=np.float64)
-    blocks = []
-    for parts, pick in ((cores, 0), (cores, 1), (powers, None), (tables, None)):
-        # The parts are memo's objects (alive until the memo goes): equal ids, the same list.
-        ids = np.fromiter(map(id, parts), dtype=np.uint64, count=n)
-        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
-        distinct = [parts[i] if pick is None else parts[i][pick] for i in first.tolist()]
-        blocks.append(np.asarray(distinct, dtype=np.float64).reshape(len(distinct), -1)[inverse.reshape(-1)])
-    before, after, power, table = blocks
-    return np.concatenate([top[:, 0:2], before, top[:, 2:3], after, top[:, 3:4], power, table], axis=1)
+    computed and converted once and copied to the rows that share it, and the power values computed
+    column-wise over the devices of each power model (:func:`_power_block`).
+
+    A part is distinct per the identities of the sub-objects it reads (sweep points and model_copy
+    copies share the base's untouched ones; the list holds them alive meanwhile) and the top-level
+    values it uses, as in :func:`_gpu_segments`. The same float64 values as converting each device's
+    row list: one IEEE conversion per value, and the other values by the same operations on the same
+    operands, element by element."""
+    (sm, l2, dram, eff, en, tc_obj, pw, clock, tensor_clock, sms, sector, static, limit, area,
+     die_sms) = zip(*map(_GPU_POINT_FIELDS, devices), strict=True)
+    background, bandwidth = zip(*map(_DRAM_POINT_FIELDS, dram), strict=True)
+    tensor_per_clock = [t / c for t, c in zip(tensor_clock, clock, strict=True)]
+    core_first, core_code = _distinct(zip(map(id, sm), map(id, l2), map(id, dram), map(id, eff), map(id, en),
+                                          map(id, tc_obj), clock, strict=True))
+    cores = [_gpu_core(sm[i], l2[i], dram[i], eff[i], en[i], tc_obj[i], clock[i]) for i in core_first]
+    table_first, table_code = _distinct(zip(map(id, sm), map(id, tc_obj), map(id, en), tensor_per_clock,
+                                            strict=True))
+    tables = [_gpu_tables(sm[i].fma_lanes, tc_obj[i].flop_per_cycle_per_sm if tc_obj[i] else {}, tc_obj[i],
+                          en[i], en[i].scale, tensor_per_clock[i], memo) for i in table_first]
+    before = _rows_of([c[0] for c in cores], core_code)
+    after = _rows_of([c[1] for c in cores], core_code)
+    table = _rows_of(tables, table_code)
+    static_a = np.asarray(static, dtype=np.float64)
+    background_a = np.asarray(background, dtype=np.float64)
+    top = np.asarray([sms, clock, sector], dtype=np.float64).T
+    power = np.empty((len(devices), len(_POWER_COLUMNS)))
+    pw_first, pw_code = _distinct(map(id, pw))
+    inputs = (limit, clock, background, bandwidth, sms, area, die_sms, static)
+    if len(pw_first) == 1:
+        power[:] = _power_block(pw[0], inputs)
+    else:
+        for k, first in enumerate(pw_first):
+            rows = np.flatnonzero(pw_code == k)
+            power[rows] = _power_block(pw[first], [[column[i] for i in rows.tolist()] for column in inputs])
+    return np.concatenate([top[:, 0:2], before, top[:, 2:3], after, (static_a + background_a)[:, None], power,
+                           table], axis=1)
+
+
+_GPU_POINT_FIELDS = operator.attrgetter(
+    "sm", "l2", "dram", "efficiency", "energy", "tensor_core", "power", "clock_hz", "tensor_clock", "sm_count",
+    "sector_bytes", "static_power_w", "effective_power_limit_w", "die_area_m2", "die_sm_count")
+"""The GPU fields (and derived properties) :func:`_gpu_rows` reads, in one call per device."""
+
+_DRAM_POINT_FIELDS = operator.attrgetter("background_power_w", "bandwidth_bytes_per_s")
+
+
+def _distinct(keys: Iterator[Any]) -> tuple[list[int], np.ndarray]:
+    """(the index of the first of each distinct key, in order of appearance; each key's number in
+    that order)."""
+    seen: dict[Any, int] = {}
+    at = np.fromiter(map(seen.setdefault, keys, itertools.count()), dtype=np.intp)  # each key's first index
+    first = list(seen.values())
+    rank = np.empty(len(at), dtype=np.intp)
+    rank[first] = np.arange(len(first))
+    return first, rank[at]
+
+
+def _rows_of(parts: list[list[float]], codes: np.ndarray) -> np.ndarray:
+    """The (len(codes), values) table whose row ``i`` is ``parts[codes[i]]``: each part converted once."""
+    return np.asarray(parts, dtype=np.float64).reshape(len(parts), -1)[codes]
+
+
+def _power_block(pw: PowerModel | None, inputs: Sequence[Sequence[Any]]) -> np.ndarray:
+    """The :func:`_power_row` of each of several GPUs sharing the power model ``pw``, as a (GPUs,
+    values) table; ``inputs`` holds the GPUs' columns of power limit, clock, DRAM background, DRAM
+    bandwidth, SM count, die area, die SM count and static power (the values as read from the
+    models). Column-wise: each value by the operations of :func:`_power_row` (and
+    :func:`archsim.energy.chip.chip_power`) in the same order, element by element (IEEE arithmetic and
+    square root, so the same floats)."""
+    limit, clock, background, bandwidth, sms, area, die_sms, static = inputs
+    k = len(limit)
+    out = np.empty((k, len(_POWER_COLUMNS)))
+    clock_a = np.asarray(clock, dtype=np.float64)
+    background_a = np.asarray(background, dtype=np.float64)
+    if pw is None:
+        out[:] = [0.0, float("inf"), 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+        out[:, 3] = background_a
+        out[:, 14] = 0.5 * clock_a
+        out[:, 15] = clock_a
+        out[:, 16] = clock_a
+        return out
+    bandwidth_a = np.asarray(bandwidth, dtype=np.float64)
+    phy = pw.phy_power_per_bandwidth_j_per_byte * bandwidth_a
+    if pw.area_form:
+        board, core_leak, uncore_leak, core_clock, noc = _chip_power_columns(
+            pw, np.asarray(area, dtype=np.float64), np.asarray(die_sms, dtype=np.float64),
+            np.asarray(sms, dtype=np.float64), np.asarray(static, dtype=np.float64), background_a, phy)
+    else:
+        board, core_leak, uncore_leak, core_clock, noc = (pw.board_power_w, pw.core_leakage_power_w,
+                                                          pw.uncore_leakage_power_w, pw.core_clock_power_w,
+                                                          pw.noc_energy_j_per_byte)
+    floor = pw.min_clock_hz
+    columns = (1.0, np.asarray(limit, dtype=np.float64), board, background_a, phy, core_leak, uncore_leak,
+               pw.leakage_voltage_exponent, core_clock, pw.issue_energy_j, noc, pw.dram_interface_energy_j_per_byte,
+               pw.v_min_v, pw.v_max_v, pw.knee_clock_hz, pw.max_voltage_clock_hz,
+               np.where(clock_a < floor, clock_a, float(floor)))  # min(floor, clock): floor unless clock is below
+    for j, column in enumerate(columns):
+        out[:, j] = column
+    return out
+
+
+def _chip_power_columns(pw: PowerModel, area: np.ndarray, die_sms: np.ndarray, sms: np.ndarray,
+                        static: np.ndarray, background: np.ndarray,
+                        phy: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`archsim.energy.chip.chip_power`'s (board, core leakage, uncore leakage, clock per SM,
+    NoC J/B) over GPUs sharing the area-form ``pw``: its operations in its order, the terms of ``pw``
+    alone computed once as the same Python floats (W, J/B; ``phy`` the PHY power per GPU, W)."""
+    share = pw.sm_area_share
+    sm_area = area * share / die_sms
+    uncore_area = area * (1.0 - share)
+    powered = sm_area * sms + uncore_area
+    rel = pw.v_max_v / REFERENCE_VDD_V
+    leak_scale = pw.leakage_power_density_w_per_m2 * rel ** pw.leakage_voltage_exponent
+    clock_w = pw.clock_energy_density_j_per_m2 * powered * rel ** 2 * pw.max_voltage_clock_hz
+    noc = pw.wire_energy_j_per_byte_m * np.sqrt(area) * rel ** 2
+    core_leak = leak_scale * sm_area
+    uncore_leak = leak_scale * uncore_area
+    idle_v = pw.v_min_v / pw.v_max_v
+    idle_clock = min(pw.min_clock_hz, pw.max_voltage_clock_hz) / pw.max_voltage_clock_hz
+    idle_chip = ((core_leak * sms + uncore_leak) * idle_v ** pw.leakage_voltage_exponent
+                 + clock_w * idle_clock * idle_v ** 2)
+    spare = static - background - phy - idle_chip
+    board = np.where(0.0 > spare, 0.0, spare)  # max(spare, 0.0): spare unless 0 is above
+    return board, core_leak, uncore_leak, clock_w / sms, noc
 
 
 def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,

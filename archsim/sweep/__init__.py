@@ -76,7 +76,8 @@ import contextlib
 import hashlib
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -182,22 +183,25 @@ class Sweep:
 
         prefix = key_prefix(self.base.content_hash())
         hw_axes, wl_axes = self._axes_by_target()
-        hw_text = [(j, _ByValue(lambda v, a=a: override_text(a.path, a.encode(v)))) for j, a in hw_axes]
+        # Each point's hardware text: each axis's texts, one per point, joined point by point.
+        texts = [_ByValue(lambda v, a=a: override_text(a.path, a.encode(v))).many(map(itemgetter(j), self._values))
+                 for j, a in hw_axes]
+        hw = list(map(",".join, zip(*texts, strict=True))) if texts else [""] * len(self._values)
         suffixes: dict[tuple[tuple[str, Any], ...], str] = {}
         keys = []
         # The prefix's hash state, copied per point: sha256 of the whole text, hashing the shared
         # start once (point_key_of_text's value; a unit test checks it).
         start = hashlib.sha256(prefix.encode())
-        for values in self._values:
+        for values, text in zip(self._values, hw, strict=True):
             params = _work_params(values, wl_axes) if wl_axes else ()
             suffix = suffixes.get(params)
             if suffix is None:
                 sw = [(k, v) for k, v in params if k.startswith("software.")]
                 wl = dict((k, v) for k, v in params if not k.startswith("software."))
-                text = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
-                suffix = suffixes[params] = key_suffix(text, evaluator_key, __version__)
+                work_text = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
+                suffix = suffixes[params] = key_suffix(work_text, evaluator_key, __version__)
             h = start.copy()
-            h.update((",".join([t(values[j]) for j, t in hw_text]) + suffix).encode())
+            h.update((text + suffix).encode())
             keys.append(h.hexdigest())
         return keys
 
@@ -411,6 +415,17 @@ class _ByValue:
             out = self._memo[id(value)] = self._f(value)
             return out
 
+    def many(self, values: Iterable[Any]) -> list[Any]:
+        """``[self(v) for v in values]``, each new value object's ``f`` in order of first appearance,
+        the lookups in bulk (the caller keeps ``values`` alive, like the sweep's own)."""
+        column = list(values)
+        ids = list(map(id, column))
+        memo = self._memo
+        for key, value in dict(zip(ids, column, strict=True)).items():
+            if key not in memo:
+                memo[key] = self._f(value)
+        return list(map(memo.__getitem__, ids))
+
 
 class _Chunks(Sequence[list[PointTask]]):
     """The chunks of a run as a sequence whose items are built when read: chunk ``i`` is the tasks of
@@ -431,9 +446,10 @@ class _Chunks(Sequence[list[PointTask]]):
             raise IndexError(i)
         i %= len(self)
         values, keys, override, wl_axes = self._sweep._values, self._keys, self._override, self._wl_axes
-        out = []
-        for p in self._pending[i * self._size:(i + 1) * self._size]:
-            v = values[p]
-            out.append(PointTask.of(keys[p], tuple([f(v[j]) for j, f in override]),
-                                    _work_params(v, wl_axes) if wl_axes else ()))
-        return out
+        pending = self._pending[i * self._size:(i + 1) * self._size]
+        chunk = [values[p] for p in pending]
+        # Each point's overrides: each axis's (path, encoded value), one per point, zipped per point.
+        columns = [f.many(map(itemgetter(j), chunk)) for j, f in override]
+        overrides = zip(*columns, strict=True) if columns else (() for _ in chunk)
+        return [PointTask.of(keys[p], o, _work_params(v, wl_axes) if wl_axes else ())
+                for p, v, o in zip(pending, chunk, overrides, strict=True)]

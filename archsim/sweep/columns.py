@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -52,6 +54,17 @@ def _value_key(value: Any) -> Any:
     key = (type(value), value)
     hash(key)
     return key
+
+
+def _codes(column: list[Any], n: int) -> np.ndarray:
+    """Each value's code (``n`` values): equal :func:`_value_key` keys share a code, numbered by first
+    appearance. Keyed once per distinct value object (a chunk's values repeat each axis level's
+    objects), then looked up by identity (the same key, the same code)."""
+    ids = list(map(id, column))
+    seen: dict[Any, int] = {}
+    code_of = {key: seen.setdefault(_value_key(v), len(seen))
+               for key, v in dict(zip(ids, column, strict=True)).items()}
+    return np.fromiter(map(code_of.__getitem__, ids), dtype=np.int64, count=n)
 
 
 def _dense(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,11 +171,7 @@ class ChunkBuilder:
         whose tables did not all build on the column path."""
         n = len(points)
         values = [[point[j][1] for point in points] for j in range(n_columns)]
-        codes = []
-        for column in values:
-            seen: dict[Any, int] = {}
-            codes.append(np.fromiter((seen.setdefault(_value_key(v), len(seen)) for v in column),
-                                     dtype=np.int64, count=n))
+        codes = [_codes(column, n) for column in values]
         built, combo = self._node(root, values, codes)
         return [built[c] for c in combo.tolist()]
 
@@ -184,20 +193,12 @@ class ChunkBuilder:
         for _, more, _ in inputs[1:]:  # pairs of dense codes (each < points) -> dense codes again: no overflow
             combined = np.unique(combined * (int(more.max()) + 1) + more, return_inverse=True)[1].reshape(-1)
         first, combo = _dense(combined)
-        reps = first.tolist()
         # Each input's value at each combination's first point.
         columns = [(name, [got[c] for c in at[first].tolist()]) for name, at, got in inputs]
-        built = []
-        for j in range(len(reps)):
-            changes = {}
-            for name, got in columns:
-                value = got[j]
-                if value is _FAILED:
-                    changes = None
-                    break
-                changes[name] = value
-            new = None if changes is None else base.assemble(cls, node.model, changes)
-            built.append(_FAILED if new is None else new)
+        names = [name for name, _ in columns]
+        changes = [None if any(map(is_, combination, repeat(_FAILED))) else dict(zip(names, combination, strict=True))
+                   for combination in zip(*[got for _, got in columns], strict=True)]
+        built = [_FAILED if new is None else new for new in base.assemble_all(cls, node.model, changes)]
         return built, combo
 
     def _name(self, cls: type[BaseModel], key: str | int) -> str:

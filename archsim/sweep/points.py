@@ -278,9 +278,15 @@ class PointBuilder:
         """``model`` with the already validated ``changes`` (field name -> value) and the table's
         cross-field (``mode="after"``) rules run on the result, in pydantic's order; None where a
         rule rejects it or ``cls`` has no per-field plan (see :meth:`_override`)."""
+        return self.assemble_all(cls, model, [changes])[0]
+
+    def assemble_all(self, cls: type[BaseModel], model: BaseModel,
+                     changes: Sequence[Mapping[str, Any] | None]) -> list[Any]:
+        """:meth:`assemble` of ``model`` with each entry of ``changes`` (None for a None entry), the
+        plan and the base's field values looked up once for all."""
         plan = self.plan(cls)
         if plan is False:
-            return None
+            return [None] * len(changes)
         after = plan[3]
         template = self._templates.get(id(model))
         if template is None or template[0] is not model:
@@ -289,20 +295,28 @@ class PointBuilder:
             # carried over), kept with the model so that its id is not reused meanwhile.
             data = {k: v for k, v in model.__dict__.items() if k in fields}
             template = self._templates[id(model)] = (model, data, set(data))
-        data = template[1].copy()
-        data.update(changes)
-        fields_set = template[2] if len(data) == len(template[1]) else set(data)
-        new = cls.__new__(cls)
-        object.__setattr__(new, "__dict__", data)
-        object.__setattr__(new, "__pydantic_fields_set__", fields_set.copy())
-        object.__setattr__(new, "__pydantic_extra__", None)
-        object.__setattr__(new, "__pydantic_private__", None)
-        try:
-            for rule in after:
-                new = rule(new)
-        except (ArchsimError, ValueError, TypeError, AssertionError):
-            return None
-        return new if type(new) is cls else None
+        _, base, base_set = template
+        size, put, make = len(base), object.__setattr__, cls.__new__
+        out: list[Any] = []
+        for change in changes:
+            if change is None:
+                out.append(None)
+                continue
+            data = base.copy()
+            data.update(change)
+            fields_set = base_set if len(data) == size else set(data)
+            new = make(cls)
+            put(new, "__dict__", data)
+            put(new, "__pydantic_fields_set__", fields_set.copy())
+            put(new, "__pydantic_extra__", None)
+            put(new, "__pydantic_private__", None)
+            try:
+                for rule in after:
+                    new = rule(new)
+            except (ArchsimError, ValueError, TypeError, AssertionError):
+                new = None
+            out.append(new if type(new) is cls else None)
+        return out
 
     @staticmethod
     def _child(model: BaseModel, key: str | int, fields: dict[tuple[type, str | int], str | None]) -> Any:
