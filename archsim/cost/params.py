@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.energy.chip import REFERENCE_VDD_V, chip_power
+from archsim.energy.chip import chip_power, chip_terms
 from archsim.errors import EngineError
 from archsim.hardware import PRECISIONS, CPUDevice, GPUDevice, Link, PIMDevice, PowerModel
 from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
@@ -506,25 +506,12 @@ def _chip_power_columns(pw: PowerModel, area: np.ndarray, die_sms: np.ndarray, s
                         static: np.ndarray, background: np.ndarray,
                         phy: np.ndarray) -> tuple[np.ndarray, ...]:
     """:func:`archsim.energy.chip.chip_power`'s (board, core leakage, uncore leakage, clock per SM,
-    NoC J/B) over GPUs sharing the area-form ``pw``: its operations in its order, the terms of ``pw``
-    alone computed once as the same Python floats (W, J/B; ``phy`` the PHY power per GPU, W)."""
-    share = pw.sm_area_share
-    sm_area = area * share / die_sms
-    uncore_area = area * (1.0 - share)
-    powered = sm_area * sms + uncore_area
-    rel = pw.v_max_v / REFERENCE_VDD_V
-    leak_scale = pw.leakage_power_density_w_per_m2 * rel ** pw.leakage_voltage_exponent
-    clock_w = pw.clock_energy_density_j_per_m2 * powered * rel ** 2 * pw.max_voltage_clock_hz
-    noc = pw.wire_energy_j_per_byte_m * np.sqrt(area) * rel ** 2
-    core_leak = leak_scale * sm_area
-    uncore_leak = leak_scale * uncore_area
-    idle_v = pw.v_min_v / pw.v_max_v
-    idle_clock = min(pw.min_clock_hz, pw.max_voltage_clock_hz) / pw.max_voltage_clock_hz
-    idle_chip = ((core_leak * sms + uncore_leak) * idle_v ** pw.leakage_voltage_exponent
-                 + clock_w * idle_clock * idle_v ** 2)
-    spare = static - background - phy - idle_chip
+    NoC J/B) over GPUs sharing the area-form ``pw``: the same arithmetic (:func:`chip_terms`) on
+    arrays (W, J/B; ``phy`` the PHY power per GPU, W)."""
+    spare, core_leak, uncore_leak, clock_per_sm, noc, _ = chip_terms(pw, area, die_sms, sms, static, background,
+                                                                     phy, np.sqrt)
     board = np.where(0.0 > spare, 0.0, spare)  # max(spare, 0.0): spare unless 0 is above
-    return board, core_leak, uncore_leak, clock_w / sms, noc
+    return board, core_leak, uncore_leak, clock_per_sm, noc
 
 
 def _gpu_core(sm: Any, l2: Any, dram: Any, eff: Any, en: Any, tc_obj: Any,

@@ -28,10 +28,11 @@ All values SI (m^2, W, J, Hz, V).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["REFERENCE_VDD_V", "ChipPower", "chip_power", "static_board_w"]
+__all__ = ["REFERENCE_VDD_V", "ChipPower", "chip_power", "chip_terms", "static_board_w"]
 
 REFERENCE_VDD_V = 0.9
 """Supply the densities are stated at, V (the energy tables' reference, Horowitz 45 nm at 0.9 V)."""
@@ -56,6 +57,19 @@ def chip_power(pw: Any, die_area_m2: float, die_sm_count: int, sm_count: int, st
     ``core_clock_w`` is the whole clock network over ``sm_count`` (the uncore's share included), so
     ``core_clock_w x sm_count`` is the chip's clock power at (max_voltage_clock, v_max).
     """
+    phy = pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth_bytes_per_s
+    spare, core_leak, uncore_leak, clock_per_sm, noc, powered = chip_terms(
+        pw, die_area_m2, die_sm_count, sm_count, static_power_w, dram_background_w, phy, math.sqrt)
+    return ChipPower(max(spare, 0.0), core_leak, uncore_leak, clock_per_sm, noc, powered)
+
+
+def chip_terms(pw: Any, die_area_m2: Any, die_sm_count: Any, sm_count: Any, static_power_w: Any,
+               dram_background_w: Any, phy_w: Any, sqrt: Callable[[Any], Any]) -> tuple[Any, ...]:
+    """The arithmetic of :func:`chip_power` on floats or on arrays of GPUs sharing ``pw`` (``sqrt``:
+    ``math.sqrt`` or ``numpy.sqrt``, both correctly rounded): (the board power before its floor at 0,
+    core leakage per SM, uncore leakage, clock power per SM, NoC J/B, powered area), W, J/B and m^2.
+    ``phy_w`` is the PHYs' power (W). The terms of ``pw`` alone are Python floats either way, so one
+    GPU's values are the same floats on both paths."""
     share = pw.sm_area_share
     sm_area = die_area_m2 * share / die_sm_count
     uncore_area = die_area_m2 * (1.0 - share)
@@ -63,16 +77,15 @@ def chip_power(pw: Any, die_area_m2: float, die_sm_count: int, sm_count: int, st
     rel = pw.v_max_v / REFERENCE_VDD_V
     leak_scale = pw.leakage_power_density_w_per_m2 * rel ** pw.leakage_voltage_exponent
     clock_w = pw.clock_energy_density_j_per_m2 * powered * rel ** 2 * pw.max_voltage_clock_hz
-    noc = pw.wire_energy_j_per_byte_m * math.sqrt(die_area_m2) * rel ** 2
+    noc = pw.wire_energy_j_per_byte_m * sqrt(die_area_m2) * rel ** 2
     core_leak = leak_scale * sm_area
     uncore_leak = leak_scale * uncore_area
     idle_v = pw.v_min_v / pw.v_max_v
     idle_clock = min(pw.min_clock_hz, pw.max_voltage_clock_hz) / pw.max_voltage_clock_hz
     idle_chip = ((core_leak * sm_count + uncore_leak) * idle_v ** pw.leakage_voltage_exponent
                  + clock_w * idle_clock * idle_v ** 2)
-    phy = pw.phy_power_per_bandwidth_j_per_byte * dram_bandwidth_bytes_per_s
-    board = max(static_power_w - dram_background_w - phy - idle_chip, 0.0)
-    return ChipPower(board, core_leak, uncore_leak, clock_w / sm_count, noc, powered)
+    spare = static_power_w - dram_background_w - phy_w - idle_chip
+    return spare, core_leak, uncore_leak, clock_w / sm_count, noc, powered
 
 
 def static_board_w(gpu: Any) -> float:
