@@ -132,24 +132,13 @@ class PredictedRow:
 
 
 @dataclass(frozen=True)
-class FamilyError:
+class FamilyError(sections.BudgetVerdict):
     family: str
     n: int
     mape_pct: float
     signed_pct: float
     budget_pct: float | None
     ceiling_pct: float | None = None  # a known miss (KERNEL_UNMET): acceptable at or under this MAPE
-
-    @property
-    def within_budget(self) -> bool | None:
-        return None if self.budget_pct is None else self.mape_pct <= self.budget_pct
-
-    @property
-    def acceptable(self) -> bool:
-        """Within budget, or a known miss at or under its ceiling (no budget: acceptable)."""
-        if self.within_budget is not False:
-            return True
-        return self.ceiling_pct is not None and self.mape_pct <= self.ceiling_pct
 
 
 @dataclass

@@ -25,6 +25,7 @@ from pathlib import Path
 __all__ = [
     "DEEPBENCH_TITLE",
     "DEEPBENCH_BUDGETS_PCT",
+    "BudgetVerdict",
     "SectionFamily",
     "Section",
     "is_cpu_measure_folder",
@@ -71,16 +72,14 @@ POWER_TITLE = ("board power and SM clock of gpu-roofline (gpu-benches) on A40 an
 _CPU_MEASURE_COLUMNS = {"name", "family", "median_s", "iqr_s", "repeats", "correct"}
 
 
-@dataclass(frozen=True)
-class SectionFamily:
-    """One family's MAPE against its budget. ``ceiling_pct``: the family is a known miss of its budget
-    (listed with its reason by the section); it passes while it stays at or under this ceiling."""
+class BudgetVerdict:
+    """The verdict of a family with ``mape_pct``, ``budget_pct`` (None: unbudgeted) and ``ceiling_pct``
+    (None, or the no-regression ceiling of a known miss), shared by the report's families and the
+    sections' (:class:`SectionFamily`, :class:`validation.report.FamilyError`)."""
 
-    family: str
-    n: int
     mape_pct: float
     budget_pct: float | None
-    ceiling_pct: float | None = None
+    ceiling_pct: float | None
 
     @property
     def within_budget(self) -> bool | None:
@@ -92,6 +91,18 @@ class SectionFamily:
         if self.within_budget is not False:
             return True
         return self.ceiling_pct is not None and self.mape_pct <= self.ceiling_pct
+
+
+@dataclass(frozen=True)
+class SectionFamily(BudgetVerdict):
+    """One family's MAPE against its budget. ``ceiling_pct``: the family is a known miss of its budget
+    (listed with its reason by the section); it passes while it stays at or under this ceiling."""
+
+    family: str
+    n: int
+    mape_pct: float
+    budget_pct: float | None
+    ceiling_pct: float | None = None
 
 
 @dataclass
