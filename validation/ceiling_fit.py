@@ -47,11 +47,10 @@ class CeilingFit:
 
 def _gemm_time(hardware: Any, gemm: Any, field: str, value: float) -> float:
     import archsim
-    from archsim.presets import validate_hardware
 
-    dump = hardware.model_dump()
-    dump["efficiency"] = {**dump["efficiency"], field: value}
-    return float(archsim.estimate(gemm, validate_hardware(dump)).latency_s)
+    # model_copy validates the updated value (and only the copied tables).
+    hw = hardware.model_copy(update={"efficiency": hardware.efficiency.model_copy(update={field: value})})
+    return float(archsim.estimate(gemm, hw).latency_s)
 
 
 def fit_ceilings(folder: Path, preset: str) -> list[CeilingFit]:
