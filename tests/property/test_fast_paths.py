@@ -131,6 +131,13 @@ def _assert_same_model(fast: Any, slow: Any) -> None:
     assert fast.model_dump() == slow.model_dump()
 
 
+def _drawn_leaves(builder: Any, data: Any) -> list[tuple[Any, Any]]:
+    """One to three distinct (path, value) leaves of the builder's base dump, drawn."""
+    leaves = _leaves(builder.base_dump)
+    picks = data.draw(st.lists(st.sampled_from(range(len(leaves))), min_size=1, max_size=3, unique=True))
+    return [leaves[i] for i in picks]
+
+
 def _builder(preset: str) -> Any:
     from archsim.presets import load_preset
     from archsim.sweep.points import PointBuilder
@@ -146,11 +153,8 @@ def test_point_builder_is_whole_dump_validation(preset: str, data: Any) -> None:
     # A point built from the validated base equals validate_hardware of its whole dump; a point
     # the whole-dump validation rejects is rejected with the same error type and message.
     builder = _builder(preset)
-    leaves = _leaves(builder.base_dump)
-    picks = data.draw(st.lists(st.sampled_from(range(len(leaves))), min_size=1, max_size=3, unique=True))
     overrides = []
-    for i in picks:
-        path, value = leaves[i]
+    for path, value in _drawn_leaves(builder, data):
         overrides.append((path, _perturbed(value, data.draw(_FACTORS), data.draw(st.booleans()))))
     slow = _whole_dump(builder, overrides)
     if isinstance(slow, SchemaError):
@@ -234,12 +238,12 @@ def test_chunk_builder_is_whole_dump_validation_point_by_point(preset: str, data
     from archsim.sweep.columns import ChunkBuilder
 
     builder = _builder(preset)
-    leaves = _leaves(builder.base_dump)
-    picks = data.draw(st.lists(st.sampled_from(range(len(leaves))), min_size=1, max_size=3, unique=True))
-    levels = [[_perturbed(leaves[i][1], data.draw(_FACTORS), data.draw(st.booleans())) for _ in range(3)]
-              for i in picks]
+    picked = _drawn_leaves(builder, data)
+    levels = [[_perturbed(value, data.draw(_FACTORS), data.draw(st.booleans())) for _ in range(3)]
+              for _path, value in picked]
     n = data.draw(st.integers(1, 8))
-    points = [[(leaves[i][0], column[data.draw(st.integers(0, 2))]) for i, column in zip(picks, levels, strict=True)]
+    paths = [path for path, _value in picked]
+    points = [[(path, column[data.draw(st.integers(0, 2))]) for path, column in zip(paths, levels, strict=True)]
               for _ in range(n)]
     got = ChunkBuilder(builder).build(points)
     assert len(got) == n
