@@ -42,7 +42,7 @@ from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time
 from archsim.energy.dvfs import (
     INPLACE_MIN,
     float_maximum,
-    governed,
+    nominal_or_governed,
     point_clocked_power,
     point_governed,
     point_time,
@@ -135,10 +135,14 @@ def _block(columns: list[list[np.ndarray]], rows: int | None, lone: bool) -> lis
 
 
 def _each(op: np.ufunc, rows: np.ndarray | list[np.ndarray], b: np.ndarray) -> list[np.ndarray] | np.ndarray:
-    """``op(row, b)`` for each row of a block slice (one call, one new array), or of a list of rows."""
+    """``op(row, b)`` for each row of a block slice, written into the slice (one call, no new array:
+    the caller owns the block, :func:`_block`), or for each of a list of rows (new arrays)."""
     if isinstance(rows, list):
         return [op(r, b) for r in rows]
-    return op(rows, b) if len(rows) else []
+    try:
+        return op(rows, b, out=rows) if len(rows) else []
+    except ValueError:  # b broadcasts the rows to a larger shape: new arrays
+        return op(rows, b)
 
 
 def _active(got: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
@@ -271,12 +275,21 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
         # np.where(has, a, b), skipped when every point has a power model (the usual case).
         return a if every else np.where(has, a, b)
 
-    ratio, nominal_s = governed(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz)
-    ratio = where(ratio, 1.0)
-    if nominal_s.shape != np.shape(ratio):
-        nominal_s = op_time(terms, np.ones_like(ratio))
-    lat = op_time(terms, ratio)
-    lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
+    ratio, nominal_s = nominal_or_governed(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz)
+    # Every (op, point) at the nominal clock: the ratio 1 in the points' shape, whose clock factors
+    # broadcast to the same floats as the full shape's; op_time(terms, 1) is nominal_s itself.
+    nominal = ratio is None and nominal_s.shape == latency.shape
+    if nominal:
+        ratio = where(np.ones(np.shape(terms.nominal_hz)), 1.0)
+        lat = where(into(np.add, latency, into(np.subtract, nominal_s, nominal_s, nominal_s), nominal_s), latency)
+    else:
+        if ratio is None:
+            ratio = np.ones(np.broadcast(terms.clock_s, p.power_limit_w).shape)
+        ratio = where(ratio, 1.0)
+        if nominal_s.shape != np.shape(ratio):
+            nominal_s = op_time(terms, np.ones_like(ratio))
+        lat = op_time(terms, ratio)
+        lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
     # The constant powers at the governed clock (the time and energy terms of op_power are not
     # needed here: the energies are scaled below and the time is ``lat``).
     watts = clocked_power(terms, ratio)
@@ -308,7 +321,10 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     divided = dict(zip(clocked_keys, _each(np.divide, work[n_on:n_on + n_clk], ratio), strict=True))
     times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys})
     clock_hz = watts.clock_hz  # p.clock_hz * ratio
-    limited = (ratio < 1.0).astype(np.float64)
+    if nominal:  # the points' clocks, one row per op; none of them limited
+        clock_hz, limited = np.broadcast_to(clock_hz, lat.shape).copy(), np.zeros(lat.shape)
+    else:
+        limited = (ratio < 1.0).astype(np.float64)
     # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a
     # cost stacking g ops gets its g rows as one flat view (g x points values, op-major).
     if lone:

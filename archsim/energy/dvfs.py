@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["VFCurve", "PowerTerms", "ClockedPower", "voltage", "op_time", "clocked_power", "op_power", "total_power",
-           "solve_clock", "governed", "writer", "INPLACE_MIN", "point_time", "point_clocked_power",
-           "point_governed", "float_maximum"]
+           "solve_clock", "governed", "nominal_or_governed", "writer", "INPLACE_MIN", "point_time",
+           "point_clocked_power", "point_governed", "float_maximum"]
 
 BISECTION_STEPS = 20
 """Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
@@ -188,17 +188,26 @@ def governed(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> tuple
 
     The time is of the ratio's shape where ``t``'s times have it (as power.apply's terms do);
     otherwise of their broadcast shape."""
-    one = np.ones(np.broadcast(t.clock_s, limit_w).shape)
+    ratio, time = nominal_or_governed(t, limit_w, min_ratio)
+    return (np.ones(np.broadcast(t.clock_s, limit_w).shape) if ratio is None else ratio), time
+
+
+def nominal_or_governed(t: PowerTerms, limit_w: np.ndarray,
+                        min_ratio: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """:func:`governed`, with ``None`` for the clock ratio where every (op, point) fits at the
+    nominal clock (the ratio 1 everywhere, which the caller need not make)."""
+    shape = np.broadcast(t.clock_s, limit_w).shape
     # At the nominal clock the clock's factors (f, V(f), its powers) are per point: the ratio 1
     # given in the points' shape computes them once per point, not once per (op, point); every
     # (op, point) gets the same floats as with a ratio of the full shape (the same operations on
     # the same values, broadcast).
     power, time = _nominal_power(t)
     over = power > limit_w
-    if over.shape != one.shape:
-        over = np.broadcast_to(over, one.shape)
+    if over.shape != shape:
+        over = np.broadcast_to(over, shape)
     if not over.any():
-        return one, time
+        return None, time
+    one = np.ones(shape)
     flat = np.flatnonzero(over)
     # The terms of the over-limit points, with everything that does not depend on the clock folded,
     # in the rows of governor.TERMS: each term broadcast into one row of a float64 table and the

@@ -1,0 +1,124 @@
+"""The power model's array path over (ops, points) blocks gives the general path's floats to the last
+bit: the energies and times scaled in their block (power._each), the ratio 1 in the points' shape
+where every (op, point) fits at the nominal clock (dvfs.nominal_or_governed), over lone costs,
+several costs and costs stacking several ops (power.apply's counts)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import archsim
+from archsim.cost import gpu as gpu_cost
+from archsim.cost import power
+from archsim.cost.params import GPUParams
+from archsim.cost.types import CostArrays
+from archsim.energy import dvfs
+from archsim.workload.ops import Conv2d, Gemm, Softmax
+
+GPUS = ("gpu/v100-sxm2-16gb", "gpu/t4", "gpu/a100-sxm4-40gb", "gpu/mi100", "gpu/h100-sxm5-80gb")
+OPS = (Gemm(4096, 4096, 4096, dtype="fp16"), Gemm(64, 64, 64, dtype="fp32"), Softmax((64, 1024), dtype="fp16"),
+       Conv2d(8, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16"))
+
+
+def _same(a, b, path="cost"):
+    """Assert ``a`` and ``b`` are the same values to the bit (arrays by bytes, dicts in key order)."""
+    assert type(a) is type(b), path
+    if isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, np.ndarray):
+        assert (a.dtype, a.shape) == (b.dtype, b.shape), path
+        assert a.tobytes() == b.tobytes(), (path, a, b)
+    elif isinstance(a, CostArrays):
+        _same(vars(a), vars(b), path)
+    else:
+        assert a == b, path
+
+
+def _general(t, limit_w, min_ratio):
+    """dvfs.nominal_or_governed as the general path sees it: always a ratio array."""
+    return dvfs.governed(t, limit_w, min_ratio)
+
+
+def _scaled(c: CostArrays, energy: float) -> CostArrays:
+    """``c`` with its energies times ``energy`` (below or above the power limits)."""
+    return CostArrays.from_fields({**vars(c), "energy_breakdown_j": {k: v * energy
+                                                                     for k, v in c.energy_breakdown_j.items()}})
+
+
+def _stacked(costs: list[CostArrays]) -> CostArrays:
+    """The costs (of the same keys) as one cost stacking them op-major (power.apply's counts)."""
+    first = costs[0]
+
+    def cat(name):
+        return {k: np.concatenate([getattr(c, name)[k] for c in costs]) for k in getattr(first, name)}
+
+    extra = {k: np.concatenate([c.extra[k] for c in costs]) for k in first.extra
+             if isinstance(first.extra[k], np.ndarray) and all(k in c.extra for c in costs)}
+    return CostArrays.from_fields({**vars(first), "latency_s": np.concatenate([c.latency_s for c in costs]),
+                                   "overhead_s": np.concatenate([c.overhead_s for c in costs]),
+                                   "time_by_unit_s": cat("time_by_unit_s"),
+                                   "energy_breakdown_j": cat("energy_breakdown_j"),
+                                   "flop_by_unit": cat("flop_by_unit"), "bytes_by_level": cat("bytes_by_level"),
+                                   "extra": extra})
+
+
+@pytest.fixture(scope="module")
+def pack():
+    return GPUParams.from_devices([archsim.load_preset(pid) for pid in GPUS])
+
+
+def _both(costs, p, counts=None):
+    """power.apply's costs, and the general path's (restored afterwards)."""
+    got = power.apply(costs, p, gpu=True, counts=counts)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(power, "nominal_or_governed", _general)
+        want = power.apply(costs, p, gpu=True, counts=counts)
+    return got, want
+
+
+@settings(max_examples=40, deadline=None)
+@given(which=st.lists(st.integers(0, len(OPS) - 1), min_size=1, max_size=4),
+       energy=st.sampled_from([0.0, 1e-3, 0.1, 1.0, 10.0, 1e4]), threshold=st.sampled_from([1, 4096, 10**9]))
+def test_block_path_is_the_general_path(pack, which, energy, threshold):
+    costs = [_scaled(gpu_cost.cost(OPS[i], pack), energy) for i in which]
+    before = [_scaled(c, 1.0) for c in costs]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dvfs, "INPLACE_MIN", threshold)
+        got, want = _both(costs, pack)
+    for a, b in zip(got, want, strict=True):
+        _same(a, b)
+    for a, b in zip(costs, before, strict=True):  # the inputs are left as they were
+        _same(a, b)
+
+
+@pytest.mark.parametrize("energy", [1e-3, 1e4])
+def test_stacked_costs_on_the_block_path_are_the_general_path(pack, energy):
+    ops = (OPS[0], Gemm(64, 64, 64, dtype="fp16"), Gemm(256, 512, 1024, dtype="fp16"))
+    gemms = [_scaled(gpu_cost.cost(op, pack), energy) for op in ops]
+    costs = [_stacked(gemms), _scaled(gpu_cost.cost(OPS[2], pack), energy)]
+    got, want = _both(costs, pack, counts=[3, 1])
+    for a, b in zip(got, want, strict=True):
+        _same(a, b)
+    # The stacked cost is each of its ops governed alone.
+    alone = power.apply(gemms, pack, gpu=True)
+    for i, c in enumerate(alone):
+        _same(got[0].latency_s[i * pack.n:(i + 1) * pack.n], c.latency_s)
+
+
+def test_both_branches_of_the_ratio_are_taken(pack):
+    seen = []
+
+    def spy(t, limit_w, min_ratio):
+        ratio, time = dvfs.nominal_or_governed(t, limit_w, min_ratio)
+        seen.append(ratio is None)
+        return ratio, time
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(power, "nominal_or_governed", spy)
+        for op, energy in ((OPS[2], 1.0), (OPS[0], 1e4)):
+            out = power.apply([_scaled(gpu_cost.cost(op, pack), energy)] * 2, pack, gpu=True)
+            assert bool(out[0].extra["power_limited"].any()) is not seen[-1]
+    assert seen == [True, False]
