@@ -79,13 +79,16 @@ def _clocked(key: str) -> bool:
 def _instructions(flop: dict[str, np.ndarray], load_bytes: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
     """Instructions issued (warp instructions on a GPU) per op and point, from the FLOP by unit and
     the bytes loaded (GPU: through L2, CPU: from L1). ``flop`` and ``load_bytes`` are temporaries of
-    the result's shape, which large arrays are divided into (:func:`~archsim.energy.dvfs.writer`)."""
-    n = np.zeros_like(load_bytes)
-    into = writer(n)
+    the result's shape, which large arrays are divided into (:func:`~archsim.energy.dvfs.writer`); the
+    result is then the first of them (the first FLOP key's, else ``load_bytes``)."""
+    into = writer(load_bytes)
+    n = None  # 0 + the first quotient, written into it (what a sum from zeros gives)
     for key, count in flop.items():
-        n = into(np.add, n, into(np.divide, count, _flop_per_instruction(key, p, gpu), count), n)
+        q = into(np.divide, count, _flop_per_instruction(key, p, gpu), count)
+        n = into(np.add, 0.0, q, q) if n is None else into(np.add, n, q, n)
     per = p.warp_size * MEMORY_BYTES_PER_LANE if gpu else p.simd_bytes
-    return into(np.add, n, into(np.divide, load_bytes, per, load_bytes), n)
+    q = into(np.divide, load_bytes, per, load_bytes)
+    return into(np.add, 0.0, q, q) if n is None else into(np.add, n, q, n)
 
 
 def _flop_per_instruction(key: str, p: Any, gpu: bool) -> Any:
@@ -145,6 +148,44 @@ def _each(op: np.ufunc, rows: np.ndarray | list[np.ndarray], b: np.ndarray) -> l
         return op(rows, b)
 
 
+class Spare:
+    """Arrays of the block's shape that :func:`apply` owns and no longer reads, to write into
+    instead of new arrays (none where ``enabled`` is false: small arrays, or no float64 block)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.rows: list[np.ndarray] = []
+
+    def give(self, *arrays: np.ndarray) -> None:
+        """Arrays done with (each given once, and read no more)."""
+        if self.enabled:
+            self.rows.extend(a for a in arrays if isinstance(a, np.ndarray) and a.dtype == np.float64)
+
+    def take(self, wanted: bool = True) -> np.ndarray | None:
+        """One of them (``None``: none left, or not ``wanted``; ``out=None`` makes a new array)."""
+        return self.rows.pop() if wanted and self.rows else None
+
+    def own(self, a: np.ndarray, like: np.ndarray) -> np.ndarray | None:
+        """``a`` (a temporary the caller owns) where it has ``like``'s shape, else one of them."""
+        return a if np.shape(a) == like.shape else self.take()
+
+    def zeros(self, like: np.ndarray) -> np.ndarray:
+        """``np.zeros_like(like)``: one of them set to 0 where there is one of its shape."""
+        out = self.take()
+        if out is None or out.shape != like.shape:
+            return np.zeros_like(like)
+        out.fill(0.0)
+        return out
+
+    def copy(self, a: np.ndarray, like: np.ndarray) -> np.ndarray:
+        """``a`` broadcast to ``like``'s shape, as a new array (one of them where there is one)."""
+        out = self.take()
+        if out is None or out.shape != like.shape:
+            return np.broadcast_to(a, like.shape).copy()
+        np.copyto(out, a)
+        return out
+
+
 def _active(got: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
     """Fraction of SMs (cores) each op occupies: its thread blocks (threads) over the SMs (cores);
     ``got`` (NaN: not known, taken as all) is a temporary, written into where it is large."""
@@ -157,11 +198,12 @@ def _active(got: np.ndarray, p: Any, gpu: bool) -> np.ndarray:
     return np.clip(got, 0.0, 1.0, out=got)
 
 
-def _sum(arrays: list[np.ndarray], op: np.ufunc = np.add) -> np.ndarray:
-    """``functools.reduce(op, arrays)``: left to right, into the first result where it is large."""
+def _sum(arrays: list[np.ndarray], op: np.ufunc = np.add, out: np.ndarray | None = None) -> np.ndarray:
+    """``functools.reduce(op, arrays)``: left to right, into the first result where it is large (and
+    that into ``out``, a temporary of the result's shape, where given)."""
     if len(arrays) == 1:
         return arrays[0]
-    acc = op(arrays[0], arrays[1])
+    acc = writer(arrays[0])(op, arrays[0], arrays[1], out)
     into = writer(acc)
     for a in arrays[2:]:
         acc = into(op, acc, a, acc)
@@ -240,23 +282,31 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     flop = dict(zip(fkeys, work[n_on + n_clk:], strict=False))
     load_bytes, last_bytes, dram_bytes, latency, fixed, got = work[n_on + n_clk + n_flop:]
     into = writer(latency)  # into the temporaries where the arrays are large
+    # The block's rows that are done with, written into instead of new arrays (each array of the
+    # block's shape that is not new costs its pages): the quotients of _instructions but the one
+    # holding the sum, then each temporary once it is no longer read.
+    spare = Spare(latency.size >= INPLACE_MIN and isinstance(work, np.ndarray))
 
     issue = _instructions(flop, load_bytes, p, gpu)
+    spare.give(*[a for a in (*flop.values(), load_bytes) if a is not issue])
     issue = into(np.multiply, issue, p.issue_j, issue)
-    noc = last_bytes * p.noc_j_per_byte if gpu else np.zeros_like(issue)
+    noc = into(np.multiply, last_bytes, p.noc_j_per_byte, last_bytes) if gpu else np.zeros_like(issue)
     iface = into(np.multiply, dram_bytes, p.dram_interface_j_per_byte, dram_bytes)
-    onchip = issue + noc
+    onchip = into(np.add, issue, noc, spare.take())
     offchip = iface
     for k in ekeys:
         if k in OFFCHIP:
-            offchip = offchip + offchip0[k] if offchip is iface else into(np.add, offchip, offchip0[k], offchip)
+            offchip = (into(np.add, offchip, offchip0[k], spare.take()) if offchip is iface
+                       else into(np.add, offchip, offchip0[k], offchip))
         elif k not in NOT_POWER_MODEL:
             onchip = into(np.add, onchip, onchip0[k], onchip)
-    clock_s = _sum(clocked0, np.maximum) if n_clk else np.zeros_like(issue)
+    clock_s = _sum(clocked0, np.maximum, spare.take(n_clk > 1)) if n_clk else np.zeros_like(issue)
     unclocked = [times0[k] for k in unclocked_keys if k != "overhead"]
-    memory_s = _sum(unclocked, np.maximum) if unclocked else np.zeros_like(issue)
-    excess = latency - fixed
-    excess = into(np.subtract, excess, np.maximum(clock_s, memory_s), excess)
+    memory_s = _sum(unclocked, np.maximum, spare.take(len(unclocked) > 1)) if unclocked else np.zeros_like(issue)
+    excess = into(np.subtract, latency, fixed, spare.take())
+    longest = into(np.maximum, clock_s, memory_s, spare.take())
+    excess = into(np.subtract, excess, longest, excess)
+    spare.give(longest)
     excess = into(np.maximum, excess, 0.0, excess)
     cores = p.sm_count if gpu else p.cores
     leakage = into(np.multiply, p.core_leakage_w * cores, _active(got, p, gpu), got)
@@ -290,6 +340,9 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
             nominal_s = op_time(terms, np.ones_like(ratio))
         lat = op_time(terms, ratio)
         lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
+    # The terms' temporaries the rest does not read (the clock's powers read none of them).
+    spare.give(*[a for a in (onchip, offchip) if a is not iface], excess)
+    spare.give(*[a for a, own in ((clock_s, n_clk != 1), (memory_s, len(unclocked) != 1)) if own])
     # The constant powers at the governed clock (the time and energy terms of op_power are not
     # needed here: the energies are scaled below and the time is ``lat``).
     watts = clocked_power(terms, ratio)
@@ -302,27 +355,31 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     if gpu:
         energy["noc"] = where(into(np.multiply, noc, scale, noc), 0.0)
     # The memory interface: its per-byte energy and its PHYs' standing power over the op.
-    phy = p.phy_power_w * lat
+    phy = into(np.multiply, p.phy_power_w, lat, spare.take())
     energy["dram_interface"] = where(into(np.add, iface, phy, phy), 0.0)
+    spare.give(iface)
     board = into(np.subtract, watts.board_w, p.phy_power_w, watts.board_w)
     static0 = 0.0 if every or "static" not in ekeys else (
         energies[0]["static"] if lone else _rows(column(energies, "static"), total_rows))
-    energy["static"] = where(into(np.multiply, board, lat, board), static0)
-    energy["leakage"] = where(into(np.multiply, watts.leakage_w, lat, watts.leakage_w), 0.0)
-    energy["clock"] = where(into(np.multiply, watts.clock_w, lat, watts.clock_w), 0.0)
-    total = _sum(list(energy.values()))
-    power_w = np.divide(total, lat, out=np.zeros_like(lat), where=lat > 0)
+    energy["static"] = where(into(np.multiply, board, lat, spare.own(board, lat)), static0)
+    energy["leakage"] = where(into(np.multiply, watts.leakage_w, lat, spare.own(watts.leakage_w, lat)), 0.0)
+    energy["clock"] = where(into(np.multiply, watts.clock_w, lat, spare.own(watts.clock_w, lat)), 0.0)
+    total = _sum(list(energy.values()), out=spare.take())
+    power_w = np.divide(total, lat, out=spare.zeros(lat), where=lat > 0)
+    if all(total is not v for v in energy.values()):
+        spare.give(total)
     lengthened = lat > into(np.multiply, latency, 1.0 + 1e-12, latency)
+    spare.give(latency)
     if lat.size < INPLACE_MIN:
         power_s = np.where(lengthened, lat - fixed, 0.0)
     else:
-        power_s = np.subtract(lat, fixed, out=np.zeros_like(lat), where=lengthened)
+        power_s = np.subtract(lat, fixed, out=spare.zeros(lat), where=lengthened)
     times = {"power": power_s}
     divided = dict(zip(clocked_keys, _each(np.divide, work[n_on:n_on + n_clk], ratio), strict=True))
     times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys})
     clock_hz = watts.clock_hz  # p.clock_hz * ratio
     if nominal:  # the points' clocks, one row per op; none of them limited
-        clock_hz, limited = np.broadcast_to(clock_hz, lat.shape).copy(), np.zeros(lat.shape)
+        clock_hz, limited = spare.copy(clock_hz, lat), spare.zeros(lat)
     else:
         limited = (ratio < 1.0).astype(np.float64)
     # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import archsim
 from archsim.cost import gpu as gpu_cost
 from archsim.cost import power
-from archsim.cost.params import GPUParams
+from archsim.cost.params import CPUParams, GPUParams
 from archsim.cost.types import CostArrays
 from archsim.energy import dvfs
 from archsim.workload.ops import Conv2d, Gemm, Softmax
@@ -35,6 +35,12 @@ def _same(a, b, path="cost"):
         _same(vars(a), vars(b), path)
     else:
         assert a == b, path
+
+
+def _threshold(m, threshold):
+    """Arrays written into from ``threshold`` entries (1: every array, the block's spare rows too)."""
+    m.setattr(dvfs, "INPLACE_MIN", threshold)
+    m.setattr(power, "INPLACE_MIN", threshold)
 
 
 def _general(t, limit_w, min_ratio):
@@ -86,16 +92,23 @@ def test_block_path_is_the_general_path(pack, which, energy, threshold):
     costs = [_scaled(gpu_cost.cost(OPS[i], pack), energy) for i in which]
     before = [_scaled(c, 1.0) for c in costs]
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(dvfs, "INPLACE_MIN", threshold)
+        _threshold(m, threshold)
         got, want = _both(costs, pack)
-    for a, b in zip(got, want, strict=True):
+    with pytest.MonkeyPatch.context() as m:  # no array written into: new arrays throughout
+        _threshold(m, 10**9)
+        m.setattr(power, "nominal_or_governed", _general)
+        plain = power.apply(costs, pack, gpu=True)
+    for a, b, c in zip(got, want, plain, strict=True):
         _same(a, b)
+        _same(a, c)
     for a, b in zip(costs, before, strict=True):  # the inputs are left as they were
         _same(a, b)
 
 
+@pytest.mark.parametrize("threshold", [1, 10**9])
 @pytest.mark.parametrize("energy", [1e-3, 1e4])
-def test_stacked_costs_on_the_block_path_are_the_general_path(pack, energy):
+def test_stacked_costs_on_the_block_path_are_the_general_path(monkeypatch, pack, energy, threshold):
+    _threshold(monkeypatch, threshold)
     ops = (OPS[0], Gemm(64, 64, 64, dtype="fp16"), Gemm(256, 512, 1024, dtype="fp16"))
     gemms = [_scaled(gpu_cost.cost(op, pack), energy) for op in ops]
     costs = [_stacked(gemms), _scaled(gpu_cost.cost(OPS[2], pack), energy)]
@@ -122,3 +135,34 @@ def test_both_branches_of_the_ratio_are_taken(pack):
             out = power.apply([_scaled(gpu_cost.cost(op, pack), energy)] * 2, pack, gpu=True)
             assert bool(out[0].extra["power_limited"].any()) is not seen[-1]
     assert seen == [True, False]
+
+
+@pytest.mark.parametrize("threshold", [1, 10**9])
+def test_cpu_block_path_is_the_general_path(monkeypatch, threshold):
+    _threshold(monkeypatch, threshold)
+    p = CPUParams.from_devices([archsim.load_preset(pid) for pid in ("cpu/epyc-genoa-9654", "cpu/skylake-16vcpu")])
+    for energy in (1e-3, 1.0, 1e4):
+        costs = [_scaled(archsim.cost.cpu.cost(op, p, None), energy)
+                 for op in (Gemm(512, 512, 512, dtype="fp32"), Softmax((64, 1024), dtype="fp32"))]
+        got = power.apply(costs, p, gpu=False)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(power, "nominal_or_governed", _general)
+            want = power.apply(costs, p, gpu=False)
+        for a, b in zip(got, want, strict=True):
+            _same(a, b)
+
+
+def test_spare_rows_are_given_once_and_only_float64():
+    spare = power.Spare(True)
+    row = np.zeros((3, 4))[0]
+    spare.give(row, np.zeros(4, dtype=np.int64), 1.0)
+    assert spare.take(False) is None
+    assert spare.take() is row
+    assert spare.take() is None
+    assert power.Spare(False).take() is None
+    like = np.ones((2, 4))
+    spare.give(np.full((2, 4), 7.0))
+    _same(spare.zeros(like), np.zeros_like(like))
+    spare.give(np.full((2, 4), 7.0))
+    _same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
+    _same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
