@@ -148,6 +148,20 @@ def _each(op: np.ufunc, rows: np.ndarray | list[np.ndarray], b: np.ndarray) -> l
         return op(rows, b)
 
 
+def _alone(costs: list[CostArrays], sizes: list[int], n: int, offchip_keys: list[str],
+           unclocked_keys: list[str]) -> bool:
+    """Whether each off-chip energy and each time the clock leaves alone of every cost is a float64
+    array of its cost's rows (``g x n`` values for a cost of ``g`` ops at ``n`` points): what a row
+    of their stacking holds, to the bit."""
+    for c, g in zip(costs, sizes, strict=True):
+        for values, keys in ((c.energy_breakdown_j, offchip_keys), (c.time_by_unit_s, unclocked_keys)):
+            for k in keys:
+                v = values.get(k)
+                if v is not None and not (type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (g * n,)):
+                    return False
+    return True
+
+
 class Spare:
     """Arrays of the block's shape that :func:`apply` owns and no longer reads, to write into
     instead of new arrays (none where ``enabled`` is false: small arrays, or no float64 block)."""
@@ -267,15 +281,22 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     clocked_keys = [k for k in tkeys if k != "overhead" and _clocked(k)]
     unclocked_keys = [k for k in tkeys if k == "overhead" or not _clocked(k)]
     # Two blocks: the arrays the costs returned keep as they are (off-chip energies, times the clock
-    # leaves alone), and the rest, which is written into and dropped.
-    kept = _block([column(energies, k) for k in offchip_keys] + [column(timings, k) for k in unclocked_keys],
+    # leaves alone), and the rest, which is written into and dropped. Where the kept arrays are the
+    # float64 arrays of their costs' rows (:func:`_alone`), they go back as the costs gave them (the
+    # values of their rows), their block holds only those the arithmetic reads (no overhead time),
+    # and it is written into once read.
+    alone = _alone(costs, sizes, p.n, offchip_keys, unclocked_keys)
+    alone_t = frozenset(unclocked_keys if alone else ())
+    alone_e = frozenset(k for k in offchip_keys if alone and k not in _ADDED)
+    stacked_times = [k for k in unclocked_keys if not (alone and k == "overhead")]
+    kept = _block([column(energies, k) for k in offchip_keys] + [column(timings, k) for k in stacked_times],
                   total_rows, lone)
     occupancy = [nan if got is None else got for got, nan in zip(occupancy, nans, strict=False)]
     work = _block([column(energies, k) for k in onchip_keys] + [column(timings, k) for k in clocked_keys]
                   + [column(flops, k) for k in fkeys] + [column(levels, k) for k in (loads, last, "dram")]
                   + [[c.latency_s for c in costs], [c.overhead_s for c in costs], occupancy], total_rows, lone)
     offchip0 = dict(zip(offchip_keys, kept, strict=False))
-    times0 = dict(zip(unclocked_keys, kept[len(offchip_keys):], strict=True))
+    times0 = dict(zip(stacked_times, kept[len(offchip_keys):], strict=True))
     n_on, n_clk, n_flop = len(onchip_keys), len(clocked_keys), len(fkeys)
     onchip0 = dict(zip(onchip_keys, work, strict=False))
     clocked0 = work[n_on:n_on + n_clk]
@@ -340,6 +361,7 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
             nominal_s = op_time(terms, np.ones_like(ratio))
         lat = op_time(terms, ratio)
         lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
+        spare.give(nominal_s)
     # The terms' temporaries the rest does not read (the clock's powers read none of them).
     spare.give(*[a for a in (onchip, offchip) if a is not iface], excess)
     spare.give(*[a for a, own in ((clock_s, n_clk != 1), (memory_s, len(unclocked) != 1)) if own])
@@ -368,6 +390,8 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     power_w = np.divide(total, lat, out=spare.zeros(lat), where=lat > 0)
     if all(total is not v for v in energy.values()):
         spare.give(total)
+    if alone:  # the kept block is read no more (the costs' own arrays go back)
+        spare.give(*kept)
     lengthened = lat > into(np.multiply, latency, 1.0 + 1e-12, latency)
     spare.give(latency)
     if lat.size < INPLACE_MIN:
@@ -376,7 +400,7 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
         power_s = np.subtract(lat, fixed, out=spare.zeros(lat), where=lengthened)
     times = {"power": power_s}
     divided = dict(zip(clocked_keys, _each(np.divide, work[n_on:n_on + n_clk], ratio), strict=True))
-    times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys})
+    times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys if k not in alone_t})
     clock_hz = watts.clock_hz  # p.clock_hz * ratio
     if nominal:  # the points' clocks, one row per op; none of them limited
         clock_hz, limited = spare.copy(clock_hz, lat), spare.zeros(lat)
@@ -398,15 +422,15 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
             return [flat[s * h:e * h] for s, e in zip(starts[:-1], starts[1:], strict=True)]
 
     times = {k: cut(v) for k, v in times.items()}
-    energy = {k: cut(v) for k, v in energy.items()}
+    energy = {k: ([] if k in alone_e else cut(v)) for k, v in energy.items()}
     power_rows = times["power"]
     out = []
     for i, (c, lat_i, clock_i, power_i, limited_i) in enumerate(zip(costs, cut(lat), cut(clock_hz), cut(power_w),
                                                                     cut(limited), strict=True)):
         # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
-        t_i = {"power": power_rows[i], **{k: times[k][i] for k in c.time_by_unit_s}}
+        t_i = {"power": power_rows[i], **{k: (v if k in alone_t else times[k][i]) for k, v in c.time_by_unit_s.items()}}
         had = c.energy_breakdown_j
-        e_i = {k: v[i] for k, v in energy.items() if k in had or k in _ADDED}
+        e_i = {k: (had[k] if k in alone_e else v[i]) for k, v in energy.items() if k in had or k in _ADDED}
         extra = {**c.extra, **dict(zip(EXTRA_KEYS, (clock_i, power_i, limited_i), strict=True))}
         out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))

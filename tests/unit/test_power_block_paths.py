@@ -166,3 +166,24 @@ def test_spare_rows_are_given_once_and_only_float64():
     spare.give(np.full((2, 4), 7.0))
     _same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
     _same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
+
+
+def test_times_and_energies_the_clock_leaves_alone_go_back_as_given(pack):
+    costs = [gpu_cost.cost(op, pack) for op in OPS[1:3]]
+    out = power.apply(costs, pack, gpu=True)
+    for c, o in zip(costs, out, strict=True):
+        for k, v in c.time_by_unit_s.items():
+            if not power._clocked(k):
+                assert o.time_by_unit_s[k] is v
+        for k in power.OFFCHIP:
+            if k in c.energy_breakdown_j and k not in power._ADDED:
+                assert o.energy_breakdown_j[k] is c.energy_breakdown_j[k]
+    # One not float64: every such array is the float64 row of the stacking, as the general path gives.
+    odd = CostArrays.from_fields({**vars(costs[0]), "time_by_unit_s": {
+        k: (v.astype(np.float32) if k == "overhead" else v) for k, v in costs[0].time_by_unit_s.items()}})
+    got = power.apply([odd, costs[1]], pack, gpu=True)
+    for c, o in zip((odd, costs[1]), got, strict=True):
+        for k, v in c.time_by_unit_s.items():
+            if not power._clocked(k):
+                assert o.time_by_unit_s[k] is not v
+                _same(o.time_by_unit_s[k], v.astype(np.float64))
