@@ -346,7 +346,9 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
         # np.where(has, a, b), skipped when every point has a power model (the usual case).
         return a if every else np.where(has, a, b)
 
-    ratio, nominal_s = nominal_or_governed(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz)
+    scratch = [spare.take() for _ in range(3)]
+    ratio, nominal_s = nominal_or_governed(terms, p.power_limit_w, p.min_clock_hz / p.clock_hz, scratch)
+    spare.give(*[a for a in scratch if a is not None])
     # Every (op, point) at the nominal clock: the ratio 1 in the points' shape, whose clock factors
     # broadcast to the same floats as the full shape's; op_time(terms, 1) is nominal_s itself.
     nominal = ratio is None and nominal_s.shape == latency.shape

@@ -23,7 +23,7 @@ broadcast together; units are SI (s, J, W, Hz, V).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,9 +137,12 @@ class ClockedPower:
     clock_w: np.ndarray
 
 
-def clocked_power(t: PowerTerms, ratio: np.ndarray) -> ClockedPower:
+def clocked_power(t: PowerTerms, ratio: np.ndarray, leakage_out: np.ndarray | None = None) -> ClockedPower:
     """The clock, the energies' voltage factor and the constant powers at clock ratio ``ratio``:
-    :func:`op_power`'s board, leakage and clock terms, without its time and energy terms."""
+    :func:`op_power`'s board, leakage and clock terms, without its time and energy terms.
+
+    ``leakage_out``: a temporary the caller owns, of the leakage's shape, to write the leakage into
+    where ``ratio`` is of the points' shape (large arrays; the same floats)."""
     f = t.nominal_hz * ratio
     into = writer(f)
     rel = voltage(t.curve, f)
@@ -150,8 +153,11 @@ def clocked_power(t: PowerTerms, ratio: np.ndarray) -> ClockedPower:
     clock = f / t.curve.vmax_hz
     clock = into(np.multiply, into(np.multiply, t.clock_w, clock, clock), v2, clock)
     # The leakage: of the ops' shape where f is of the points' (solve_clock's nominal clock).
-    return ClockedPower(clock_hz=f, v2=v2, board_w=into(np.add, t.board_w, board, board),
-                        leakage_w=writer(t.leakage_w)(np.multiply, t.leakage_w, leak, leak), clock_w=clock)
+    leakage = writer(t.leakage_w)(np.multiply, t.leakage_w, leak,
+                                  leak if leakage_out is None or np.shape(leak) == np.shape(t.leakage_w)
+                                  else leakage_out)
+    return ClockedPower(clock_hz=f, v2=v2, board_w=into(np.add, t.board_w, board, board), leakage_w=leakage,
+                        clock_w=clock)
 
 
 def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
@@ -192,16 +198,19 @@ def governed(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray) -> tuple
     return (np.ones(np.broadcast(t.clock_s, limit_w).shape) if ratio is None else ratio), time
 
 
-def nominal_or_governed(t: PowerTerms, limit_w: np.ndarray,
-                        min_ratio: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+def nominal_or_governed(t: PowerTerms, limit_w: np.ndarray, min_ratio: np.ndarray,
+                        scratch: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray | None, np.ndarray]:
     """:func:`governed`, with ``None`` for the clock ratio where every (op, point) fits at the
-    nominal clock (the ratio 1 everywhere, which the caller need not make)."""
+    nominal clock (the ratio 1 everywhere, which the caller need not make).
+
+    ``scratch``: up to three temporaries the caller owns, of the terms' broadcast shape, written into
+    instead of new arrays (:func:`_nominal_power`) and free again on return."""
     shape = np.broadcast(t.clock_s, limit_w).shape
     # At the nominal clock the clock's factors (f, V(f), its powers) are per point: the ratio 1
     # given in the points' shape computes them once per point, not once per (op, point); every
     # (op, point) gets the same floats as with a ratio of the full shape (the same operations on
     # the same values, broadcast).
-    power, time = _nominal_power(t)
+    power, time = _nominal_power(t, scratch)
     over = power > limit_w
     if over.shape != shape:
         over = np.broadcast_to(over, shape)
@@ -223,15 +232,21 @@ def nominal_or_governed(t: PowerTerms, limit_w: np.ndarray,
     return one, time
 
 
-def _nominal_power(t: PowerTerms) -> tuple[np.ndarray, np.ndarray]:
+def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> tuple[np.ndarray, np.ndarray]:
     """:func:`total_power` and :func:`op_time` at the nominal clock (the ratio 1 in the points'
-    shape), with the same operations in the same order and fewer temporaries (W, s)."""
+    shape), with the same operations in the same order and fewer temporaries (W, s): the power, the
+    reciprocal time and the on-chip term in ``scratch`` (:func:`nominal_or_governed`) where given."""
+    leakage_out, inv_out, onchip_out = (*scratch, None, None, None)[:3]
     ratio = np.ones(np.shape(t.nominal_hz))
-    c = clocked_power(t, ratio)
+    c = clocked_power(t, ratio, leakage_out)
     time = op_time(t, ratio)
-    inv = np.divide(1.0, time, out=np.zeros_like(time), where=time > 0)
+    if inv_out is None or inv_out.shape != time.shape:
+        inv_out = np.zeros_like(time)
+    else:
+        inv_out.fill(0.0)
+    inv = np.divide(1.0, time, out=inv_out, where=time > 0)
     into = writer(inv)
-    onchip = t.onchip_j * c.v2
+    onchip = into(np.multiply, t.onchip_j, c.v2, onchip_out)
     onchip = into(np.multiply, onchip, inv, onchip)
     total = into(np.add, c.board_w, c.leakage_w, c.leakage_w)
     total = into(np.add, total, c.clock_w, total)

@@ -43,8 +43,8 @@ def _threshold(m, threshold):
     m.setattr(power, "INPLACE_MIN", threshold)
 
 
-def _general(t, limit_w, min_ratio):
-    """dvfs.nominal_or_governed as the general path sees it: always a ratio array."""
+def _general(t, limit_w, min_ratio, scratch=()):
+    """dvfs.nominal_or_governed as the general path sees it: always a ratio array (no scratch)."""
     return dvfs.governed(t, limit_w, min_ratio)
 
 
@@ -124,8 +124,8 @@ def test_stacked_costs_on_the_block_path_are_the_general_path(monkeypatch, pack,
 def test_both_branches_of_the_ratio_are_taken(pack):
     seen = []
 
-    def spy(t, limit_w, min_ratio):
-        ratio, time = dvfs.nominal_or_governed(t, limit_w, min_ratio)
+    def spy(t, limit_w, min_ratio, scratch=()):
+        ratio, time = dvfs.nominal_or_governed(t, limit_w, min_ratio, scratch)
         seen.append(ratio is None)
         return ratio, time
 
@@ -187,3 +187,31 @@ def test_times_and_energies_the_clock_leaves_alone_go_back_as_given(pack):
             if not power._clocked(k):
                 assert o.time_by_unit_s[k] is not v
                 _same(o.time_by_unit_s[k], v.astype(np.float64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), ops=st.integers(1, 6), points=st.integers(1, 5),
+       scratch=st.integers(0, 3))
+def test_nominal_power_into_scratch_is_the_plain_one(seed, ops, points, scratch):
+    rng = np.random.default_rng(seed)
+
+    def a(shape, lo=0.0, hi=1.0):
+        return rng.uniform(lo, hi, shape)
+
+    full, pts = (ops, points), (points,)
+    curve = dvfs.VFCurve(a(pts, 0.6, 0.7), a(pts, 0.9, 1.1), a(pts, 5e8, 8e8), a(pts, 1.2e9, 1.5e9))
+    t = dvfs.PowerTerms(nominal_hz=a(pts, 1.3e9, 2e9), fixed_s=a(full, 0, 1e-6), clock_s=a(full, 0, 1e-3),
+                        memory_s=a(full, 0, 1e-3), excess_s=a(full, 0, 1e-4), onchip_j=a(full, 0, 0.5),
+                        offchip_j=a(full, 0, 0.2), board_w=a(pts, 30, 60), leakage_w=a(full, 10, 80),
+                        clock_w=a(pts, 10, 50), leakage_exponent=rng.choice([2.0, 3.0], pts), curve=curve)
+    limit, min_ratio = a(pts, 100, 400), a(pts, 0.3, 0.5)
+    want_power, want_time = dvfs._nominal_power(t)
+    want_ratio, _ = dvfs.governed(t, limit, min_ratio)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dvfs, "INPLACE_MIN", 1)
+        power_w, time = dvfs._nominal_power(t, [np.full(full, 7.0) for _ in range(scratch)])
+        ratio, again = dvfs.nominal_or_governed(t, limit, min_ratio, [np.full(full, 7.0) for _ in range(scratch)])
+    _same(power_w, want_power)
+    _same(time, want_time)
+    _same(again, want_time)
+    _same(np.ones(full) if ratio is None else ratio, want_ratio)
