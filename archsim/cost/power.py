@@ -351,7 +351,9 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     spare.give(*[a for a in scratch if a is not None])
     # Every (op, point) at the nominal clock: the ratio 1 in the points' shape, whose clock factors
     # broadcast to the same floats as the full shape's; op_time(terms, 1) is nominal_s itself.
-    nominal = ratio is None and nominal_s.shape == latency.shape
+    # (Not at one point of several ops: there numpy's power would run over the ops with the leakage
+    # exponent as a scalar, 2 and 0.5 taken as a square and a square root, not over the points.)
+    nominal = ratio is None and nominal_s.shape == latency.shape and (latency.ndim == 1 or latency.shape[-1] > 1)
     if nominal:
         ratio = where(np.ones(np.shape(terms.nominal_hz)), 1.0)
         lat = where(into(np.add, latency, into(np.subtract, nominal_s, nominal_s, nominal_s), nominal_s), latency)

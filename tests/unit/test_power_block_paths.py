@@ -3,6 +3,8 @@ bit: the energies and times scaled in their block (power._each), the ratio 1 in 
 where every (op, point) fits at the nominal clock (dvfs.nominal_or_governed), over lone costs,
 several costs and costs stacking several ops (power.apply's counts)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -215,3 +217,23 @@ def test_nominal_power_into_scratch_is_the_plain_one(seed, ops, points, scratch)
     _same(time, want_time)
     _same(again, want_time)
     _same(np.ones(full) if ratio is None else ratio, want_ratio)
+
+
+@pytest.mark.parametrize("exponent", [2.0, 0.5, 3.0])
+@pytest.mark.parametrize("devices", [GPUS[:1], GPUS[2:4]])
+@pytest.mark.parametrize("energy", [1e-3, 1.0, 1e4])
+@pytest.mark.parametrize("top", [1.0, 1.05, 1.1, 1.37])
+def test_leakage_exponents_numpy_takes_apart_give_the_general_path(devices, exponent, energy, top):
+    # One point of several ops: numpy's power over the ops with a scalar exponent (a square for 2,
+    # a square root for 0.5); two points: over the points. The curve's top at ``top`` x the nominal
+    # clock: voltage ratios under 1, some of whose powers and squares differ (a V100's at 1.05, 1.1).
+    p = GPUParams.from_devices([archsim.load_preset(pid) for pid in devices])
+    p = dataclasses.replace(p, leakage_exponent=np.full(p.n, exponent), max_voltage_clock_hz=p.clock_hz * top)
+    for ops in (OPS, OPS[1:]):  # with the 4096^3 GEMM (over its limit) and without
+        costs = [_scaled(gpu_cost.cost(op, p), energy) for op in ops]
+        got = power.apply(costs, p, gpu=True)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(power, "nominal_or_governed", _general)
+            want = power.apply(costs, p, gpu=True)
+        for a, b in zip(got, want, strict=True):
+            _same(a, b)
