@@ -121,6 +121,22 @@ class ChunkBuilder:
                 out[i] = self._one(overrides[i]) if hw is _FAILED else hw
         return out
 
+    def build_columns(self, paths: Sequence[Path], values: Sequence[Sequence[Any]], n: int) -> list[Any]:
+        """:meth:`build` of ``n`` points that all override ``paths``: point ``i`` sets ``paths[j]`` to
+        ``values[j][i]``. The columns are taken as they are (no override tuples per point)."""
+        paths = tuple(paths)
+        root = self._structure(paths)
+        done = None
+        if root is not None and n > 1:
+            try:
+                done = self._columns_of(root, [list(column) for column in values], n)
+            except (TypeError, KeyError):  # an unhashable value, a key no field takes: point by point
+                done = None
+        if done is None:
+            done = [_FAILED] * n
+        return [self._one(tuple(zip(paths, [column[i] for column in values], strict=True))) if hw is _FAILED else hw
+                for i, hw in enumerate(done)]
+
     def _one(self, overrides: Overrides) -> Any:
         try:
             return self.builder.build(overrides)
@@ -169,8 +185,10 @@ class ChunkBuilder:
     def _columns(self, root: _Node, n_columns: int, points: list[Overrides]) -> list[Any]:
         """The models of ``points`` (all with the structure of ``root``); ``_FAILED`` for a point
         whose tables did not all build on the column path."""
-        n = len(points)
-        values = [[point[j][1] for point in points] for j in range(n_columns)]
+        return self._columns_of(root, [[point[j][1] for point in points] for j in range(n_columns)], len(points))
+
+    def _columns_of(self, root: _Node, values: list[list[Any]], n: int) -> list[Any]:
+        """:meth:`_columns` of the ``n`` points whose column ``j`` of values is ``values[j]``."""
         codes = [_codes(column, n) for column in values]
         built, combo = self._node(root, values, codes)
         return [built[c] for c in combo.tolist()]
