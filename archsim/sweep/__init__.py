@@ -197,22 +197,29 @@ class Sweep:
                  for j, a in hw_axes]
         hw = list(map(",".join, zip(*texts, strict=True))) if texts else [""] * len(self._values)
         suffixes: dict[tuple[tuple[str, Any], ...], str] = {}
-        keys = []
         # The prefix's hash state, copied per point: sha256 of the whole text, hashing the shared
         # start once (point_key_of_text's value; a unit test checks it).
         start = hashlib.sha256(prefix.encode())
-        for values, text in zip(self._values, hw, strict=True):
-            params = _work_params(values, wl_axes) if wl_axes else ()
+
+        def digest(text: str) -> str:
+            h = start.copy()
+            h.update(text.encode())
+            return h.hexdigest()
+
+        def suffix_of(params: tuple[tuple[str, Any], ...]) -> str:
             suffix = suffixes.get(params)
             if suffix is None:
                 sw = [(k, v) for k, v in params if k.startswith("software.")]
                 wl = dict((k, v) for k, v in params if not k.startswith("software."))
                 work_text = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
                 suffix = suffixes[params] = key_suffix(work_text, evaluator_key, __version__)
-            h = start.copy()
-            h.update((text + suffix).encode())
-            keys.append(h.hexdigest())
-        return keys
+            return suffix
+
+        if not wl_axes:  # one suffix for every point
+            suffix = suffix_of(())
+            return list(map(digest, [text + suffix for text in hw]))
+        return [digest(text + suffix_of(_work_params(values, wl_axes)))
+                for values, text in zip(self._values, hw, strict=True)]
 
     def _work(self, work: Any) -> Any:
         has_workload_axes = any(a.target == "workload" for a in self.axes)

@@ -211,12 +211,19 @@ class ChunkBuilder:
         for _, more, _ in inputs[1:]:  # pairs of dense codes (each < points) -> dense codes again: no overflow
             combined = np.unique(combined * (int(more.max()) + 1) + more, return_inverse=True)[1].reshape(-1)
         first, combo = _dense(combined)
-        # Each input's value at each combination's first point.
-        columns = [(name, [got[c] for c in at[first].tolist()]) for name, at, got in inputs]
-        names = [name for name, _ in columns]
-        changes = [None if any(map(is_, combination, repeat(_FAILED))) else dict(zip(names, combination, strict=True))
-                   for combination in zip(*[got for _, got in columns], strict=True)]
-        built = [_FAILED if new is None else new for new in base.assemble_all(cls, node.model, changes)]
+        # Each input's value at each combination's first point, and the combinations with an input
+        # that failed (no table: their points go point by point).
+        names = [name for name, _, _ in inputs]
+        columns, failed = [], np.zeros(len(first), dtype=bool)
+        for _, at, got in inputs:
+            codes_at = at[first]
+            columns.append([got[c] for c in codes_at.tolist()])
+            bad = np.fromiter(map(is_, got, repeat(_FAILED)), dtype=bool, count=len(got))
+            if bad.any():
+                failed |= bad[codes_at]
+        updates = (None if skip else zip(names, combination, strict=True)
+                   for combination, skip in zip(zip(*columns, strict=True), failed.tolist(), strict=True))
+        built = [_FAILED if new is None else new for new in base.assemble_each(cls, node.model, updates, len(first))]
         return built, combo
 
     def _name(self, cls: type[BaseModel], key: str | int) -> str:

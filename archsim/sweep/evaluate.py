@@ -164,8 +164,27 @@ def work_key(work: Any, params: Mapping[str, Any]) -> str:
     content = getattr(work, "content_hash", None)
     if callable(content):
         return f"hash:{content()}"
-    # Ops and graphs are frozen dataclasses: their repr lists every field, deterministically.
-    return "repr:" + hashlib.sha256(repr(work).encode()).hexdigest()
+    # Ops and graphs are frozen dataclasses: their repr lists every field, deterministically. The
+    # text is kept on such an object (its fields cannot change), so a workload swept again is not
+    # printed and hashed again (~0.7 ms for ResNet-50).
+    held = vars(work) if _frozen_dataclass(work) and hasattr(work, "__dict__") else None
+    text = None if held is None else held.get(_WORK_KEY)
+    if text is None:
+        text = "repr:" + hashlib.sha256(repr(work).encode()).hexdigest()
+        if held is not None:
+            held[_WORK_KEY] = text
+    return text  # type: ignore[no-any-return]
+
+
+_WORK_KEY = "_archsim_work_key"
+"""Key of a frozen dataclass workload's :func:`work_key` text in its instance ``__dict__`` (not a
+field: its ``==``, ``hash`` and ``repr`` do not see it)."""
+
+
+def _frozen_dataclass(obj: Any) -> bool:
+    """Whether ``obj`` is an instance of a frozen dataclass."""
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return params is not None and not isinstance(obj, type) and bool(params.frozen)
 
 
 def one_line(exc: BaseException) -> str:

@@ -20,7 +20,7 @@ message as before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -284,9 +284,14 @@ class PointBuilder:
                      changes: Sequence[Mapping[str, Any] | None]) -> list[Any]:
         """:meth:`assemble` of ``model`` with each entry of ``changes`` (None for a None entry), the
         plan and the base's field values looked up once for all."""
+        return self.assemble_each(cls, model, changes, len(changes))
+
+    def assemble_each(self, cls: type[BaseModel], model: BaseModel, updates: Iterable[Any], n: int) -> list[Any]:
+        """:meth:`assemble_all` of the ``n`` entries of ``updates``, each a mapping or an iterable of
+        (field name, value) pairs (what ``dict.update`` takes; a later pair of a name wins), or None."""
         plan = self.plan(cls)
         if plan is False:
-            return [None] * len(changes)
+            return [None] * n
         after = plan[3]
         template = self._templates.get(id(model))
         if template is None or template[0] is not model:
@@ -298,7 +303,7 @@ class PointBuilder:
         _, base, base_set = template
         size, put, make = len(base), object.__setattr__, cls.__new__
         out: list[Any] = []
-        for change in changes:
+        for change in updates:
             if change is None:
                 out.append(None)
                 continue
