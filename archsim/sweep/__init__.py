@@ -381,7 +381,7 @@ class Sweep:
         # from the points' values, the store's columns taken at each point's row (their dtypes kept).
         n, m = len(keys), len(chosen)
         each = np.repeat(np.arange(n), m)
-        status = rows.status().take(at)
+        status = rows.status(at)
         if status.isna().any():
             raise SweepError("the store lost points of this sweep (was it modified while running?)")
         data: dict[str, Any] = {"point": np.repeat(np.arange(n), m)}
@@ -389,9 +389,7 @@ class Sweep:
                                        for c in self._axis_arrays()], strict=True))
         data["status"] = status.take(each)
         # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
-        errors = np.empty(n, dtype=object)
-        errors[:] = [e if isinstance(e, str) else None for e in rows.errors()[at].tolist()]
-        data["error"] = pd.Series(np.repeat(errors, m), dtype=object)
+        data["error"] = pd.Series(np.repeat(rows.errors()[at], m), dtype=object)
         data["metric"] = pd.Series(np.asarray(chosen, dtype=object)).array.take(np.tile(np.arange(m), n))
         data["value"] = np.stack([rows.values(c)[at] for c in chosen], axis=1).reshape(-1)
         return pd.DataFrame(data, columns=["point", *self.columns, "status", "error", "metric", "value"])
@@ -502,18 +500,24 @@ class _StoredRows:
             self._frame = self._make()
         return self._frame
 
-    def status(self) -> Any:
-        """The ``status`` column's array (its dtype as the frame has it)."""
+    def status(self, at: np.ndarray) -> Any:
+        """The ``status`` column's array (its dtype as the frame has it) taken at rows ``at``: for
+        the chunk rows, their few distinct texts' array taken at each row's text (the same values)."""
         if self._chunk is None:
-            return self.frame()["status"].array
-        return pd.Series(self._chunk.status).array
+            return self.frame()["status"].array.take(at)
+        status = self._chunk.status
+        number = {s: i for i, s in enumerate(dict.fromkeys(status))}
+        codes = np.fromiter(map(number.__getitem__, status), dtype=np.intp, count=len(status))
+        return pd.Series(np.asarray(list(number), dtype=object)).array.take(codes[at])
 
     def errors(self) -> np.ndarray:
-        """The ``error`` column as an object array."""
-        if self._chunk is None:
-            return self.frame()["error"].to_numpy(dtype=object)
+        """The ``error`` column as an object array: the reason, or None where there is none (a
+        store's NaN too)."""
         out = np.empty(len(self.keys), dtype=object)
-        out[:] = self._chunk.errors
+        if self._chunk is None:
+            out[:] = [e if isinstance(e, str) else None for e in self.frame()["error"].to_numpy(dtype=object).tolist()]
+        else:
+            out[:] = self._chunk.errors  # the chunk's reasons are texts or None
         return out
 
     def values(self, name: str) -> np.ndarray:

@@ -32,7 +32,7 @@ import numpy as np
 from archsim.errors import ArchsimError, SweepError
 from archsim.sweep.columns import ChunkBuilder
 from archsim.sweep.points import PointBuilder, apply_overrides
-from archsim.sweep.rows import RowsBuilder
+from archsim.sweep.rows import ChunkRows, RowsBuilder
 
 __all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "PointTasks", "ChunkPayload", "evaluate_chunk",
            "apply_overrides", "flatten_run", "work_key", "one_line"]
@@ -90,6 +90,10 @@ class EngineEvaluator:
         if not self.columnar:
             raise SweepError(f"engine {self.engine!r} gives per-point metrics, not columns")
         frame = estimate_many(work, list(hardware), **dict(self.options))
+        if all(dtype == np.float64 for dtype in frame.dtypes):
+            # Every column a float64 metric (the roofline's frame): each column of its one block.
+            block = frame.to_numpy()
+            return {str(c): block[:, j] for j, c in enumerate(frame.columns)}
         numeric = frame.select_dtypes("number")
         return {str(c): numeric[c].to_numpy(dtype=float) for c in numeric.columns}
 
@@ -373,13 +377,15 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask], columnar:
         keys = [task.key for task in tasks]
         params_of = [task.work_params for task in tasks]
     out = RowsBuilder(keys) if columnar else None
-    rows: list[dict[str, Any] | None] = [None] * len(keys)
+    # A per-point evaluator's rows: the failed points, and each group's points that ran with their metrics.
+    fails: list[tuple[int, str, str]] = []
+    done: list[tuple[list[int], list[dict[str, Any]]]] = []
 
     def failed(i: int, status: str, error: str) -> None:
         if out is not None:
             out.failed(i, status, error)
         else:
-            rows[i] = {"key": keys[i], "status": status, "error": error}
+            fails.append((i, status, error))
 
     # Each group of points sharing workload parameters: their indices and hardware, in task order.
     groups: dict[tuple[tuple[str, Any], ...], tuple[list[int], list[Any]]] = {}
@@ -422,13 +428,64 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask], columnar:
                     metrics.append({"__error__": one_line(exc)})  # type: ignore[dict-item]
         if len(metrics) != len(at):
             raise SweepError(f"evaluator returned {len(metrics)} rows for {len(at)} points")
+        ran: tuple[list[int], list[dict[str, Any]]] = ([], [])
         for i, m in zip(at, metrics, strict=True):
             if "__error__" in m:
                 failed(i, "failed", m["__error__"])
             else:
-                rows[i] = {"key": keys[i], "status": "ok", "error": None, **m}
+                ran[0].append(i)
+                ran[1].append(m)
+        done.append(ran)
     if out is not None:
         return out.result()
+    plain = _float_rows(keys, fails, done)
+    return plain if plain is not None else _dict_rows(keys, fails, done)
+
+
+_RESERVED = frozenset({"key", "status", "error"})
+
+
+def _float_rows(keys: list[str], fails: list[tuple[int, str, str]],
+                done: list[tuple[list[int], list[dict[str, Any]]]]) -> ChunkRows | None:
+    """The rows of :func:`_dict_rows` as a :class:`~archsim.sweep.rows.ChunkRows` (the same row
+    dicts, frames and table) where every group's metrics are dicts with the same names in the same
+    order and Python float values; None otherwise."""
+    out = RowsBuilder(keys)
+    for i, status, error in fails:
+        out.failed(i, status, error)
+    for at, metrics in done:
+        if not at:
+            continue
+        columns = _float_columns(metrics)
+        if columns is None:
+            return None
+        out.ok(at, columns)
+    return out.result()
+
+
+def _float_columns(metrics: list[dict[str, Any]]) -> dict[str, tuple[float, ...]] | None:
+    """``metrics`` (one dict per point) as columns, name -> the points' values, where every dict
+    has the first one's names in its order (none a row's own field) and every value is a float."""
+    if set(map(type, metrics)) != {dict}:
+        return None
+    names = tuple(metrics[0])
+    if _RESERVED.intersection(names) or any(tuple(m) != names for m in metrics):
+        return None
+    columns = list(zip(*map(dict.values, metrics), strict=True)) if names else []
+    if any(set(map(type, column)) != {float} for column in columns):
+        return None
+    return dict(zip(names, columns, strict=True))
+
+
+def _dict_rows(keys: list[str], fails: list[tuple[int, str, str]],
+               done: list[tuple[list[int], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The chunk's rows as dicts, in task order: ``key``, ``status`` and ``error``, then a point's metrics."""
+    rows: list[dict[str, Any] | None] = [None] * len(keys)
+    for i, status, error in fails:
+        rows[i] = {"key": keys[i], "status": status, "error": error}
+    for at, metrics in done:
+        for i, m in zip(at, metrics, strict=True):
+            rows[i] = {"key": keys[i], "status": "ok", "error": None, **m}
     return [r for r in rows if r is not None]
 
 

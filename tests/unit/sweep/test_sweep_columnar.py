@@ -18,7 +18,7 @@ from archsim.sweep import Sweep, _Chunks, _positions, _simple_column
 from archsim.sweep.columns import ChunkBuilder
 from archsim.sweep.evaluate import ChunkPayload, EngineEvaluator, PointTask, PointTasks, evaluate_chunk, work_key
 from archsim.sweep.points import PointBuilder
-from archsim.sweep.rows import ChunkRows, RowsBuilder
+from archsim.sweep.rows import ChunkRows, RowsBuilder, rows_frame
 from archsim.sweep.store import MemoryStore
 
 WORK = (1e12, 1e9)
@@ -154,3 +154,49 @@ def test_work_key_is_kept_on_a_frozen_workload_and_the_same():
     other = archsim.ops.Gemm(64, 64, 65)
     assert work_key(gemm, {}) == work_key(archsim.ops.Gemm(64, 64, 64), {}) != work_key(other, {})
     assert work_key((1.0, 2.0), {}) == work_key((1.0, 2.0), {})  # not a dataclass: computed each time
+
+
+def _nan_free(row):
+    return {k: "nan" if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
+class _Rows:
+    """A per-point evaluator whose rows are given per SM count (the metrics of each point)."""
+
+    key = "rows-v1"
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __call__(self, work, hardware):
+        return [dict(self.rows(hw.sm_count, work)) for hw in hardware]
+
+
+@pytest.mark.parametrize("rows", [
+    lambda sms, work: {"latency_s": 1.0 / sms, "energy_j": float(sms)},
+    lambda sms, work: {"energy_j": float(sms), "latency_s": 1.0 / sms} if work[0] > 1 else {"latency_s": 2.0},
+    lambda sms, work: {"latency_s": 1.0 / sms, "count": sms},  # an int: the dicts' frame
+    lambda sms, work: {"latency_s": 1.0 / sms} if sms > 50 else {"latency_s": 1.0, "energy_j": 2.0},
+    lambda sms, work: {},
+    lambda sms, work: {"latency_s": float("nan"), "status": 1.0},  # a row's own field: the dicts' frame
+    lambda sms, work: {"latency_s": float("nan"), "energy_j": -0.0},
+])
+def test_float_rows_are_the_dict_rows(v100, rows, monkeypatch):
+    import archsim.sweep.evaluate as evaluate
+
+    def factory(scale=1.0):
+        return (scale, 1.0)
+
+    sweep = Sweep(v100, {"gpu.sm_count": [40, 0, 80, 60], "workload.scale": [1.0, 2.0]})
+    keys = sweep._keys(factory, "rows-v1")
+    chunk = _Chunks(sweep, keys, list(range(len(keys))), 8)[0]
+    payload = ChunkPayload(v100.model_dump(), factory, _Rows(rows))
+    got = evaluate_chunk(payload, chunk)
+    monkeypatch.setattr(evaluate, "_float_rows", lambda *args: None)
+    want = evaluate_chunk(payload, chunk)
+    assert isinstance(want, list) and [_nan_free(r) for r in got] == [_nan_free(r) for r in want]
+    _same_table(rows_frame(got), rows_frame(want))
+    monkeypatch.undo()
+    table = sweep.run(factory, evaluator=_Rows(rows), executor="serial", progress=False)
+    monkeypatch.setattr(evaluate, "_float_rows", lambda *args: None)
+    _same_table(table, sweep.run(factory, evaluator=_Rows(rows), executor="serial", progress=False))
