@@ -111,6 +111,12 @@ def _override_plan(cls: type[BaseModel]) -> Any:
     return names, frozenset(cls.model_fields), validator, after
 
 
+_SLOTS = (BaseModel.__dict__["__dict__"].__set__, BaseModel.__dict__["__pydantic_fields_set__"].__set__,
+          BaseModel.__dict__["__pydantic_extra__"].__set__, BaseModel.__dict__["__pydantic_private__"].__set__)
+"""The setters of a pydantic model's instance slots (``__dict__``, its fields set, extra and private
+values): what ``object.__setattr__`` calls for those names, without its lookup per call."""
+
+
 class PointBuilder:
     """Validates sweep points as overrides of one base model (see the module documentation).
 
@@ -301,7 +307,8 @@ class PointBuilder:
             data = {k: v for k, v in model.__dict__.items() if k in fields}
             template = self._templates[id(model)] = (model, data, set(data))
         _, base, base_set = template
-        size, put, make = len(base), object.__setattr__, cls.__new__
+        size, make = len(base), cls.__new__
+        set_dict, set_fields, set_extra, set_private = _SLOTS
         out: list[Any] = []
         for change in updates:
             if change is None:
@@ -311,10 +318,11 @@ class PointBuilder:
             data.update(change)
             fields_set = base_set if len(data) == size else set(data)
             new = make(cls)
-            put(new, "__dict__", data)
-            put(new, "__pydantic_fields_set__", fields_set.copy())
-            put(new, "__pydantic_extra__", None)
-            put(new, "__pydantic_private__", None)
+            # The instance's slots, as object.__setattr__ sets them (through their descriptors).
+            set_dict(new, data)
+            set_fields(new, fields_set.copy())
+            set_extra(new, None)
+            set_private(new, None)
             try:
                 for rule in after:
                     new = rule(new)
