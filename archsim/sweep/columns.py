@@ -24,13 +24,15 @@ with whole-dump validation over random overrides of several presets).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from itertools import repeat
 from operator import is_
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel, BeforeValidator, PlainSerializer, WithJsonSchema
 
 from archsim.errors import ArchsimError
 from archsim.hardware.base import reads_raw_input
@@ -76,6 +78,53 @@ def _dense(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[inverse.reshape(-1)]
 
 
+_BOUNDS = {Gt: (operator.gt, "gt"), Ge: (operator.ge, "ge"), Lt: (operator.lt, "lt"), Le: (operator.le, "le")}
+"""The bound classes a float field's metadata may hold: each one's comparison and attribute."""
+
+
+def _canonical_field(cls: type[BaseModel], name: str) -> tuple[Any, Any] | None:
+    """For a plain dimensioned float field of ``cls`` (its type ``float``, its units validator,
+    bounds ``gt``/``ge``/``lt``/``le`` and nothing else that validates), ``(read, within)``: ``read``
+    gives the number of a canonical text (``"<number> <SI symbol>"``, what
+    :func:`archsim.units.parse` reads without pint, the form the sweep's axes write) or None for any
+    other value, ``within`` whether a number passes the bounds. What validating the text gives,
+    number for number (the units validator returns that float; a float passes pydantic's float
+    schema as it is). None for any other field."""
+    from archsim import units
+    from archsim.sweep.axes import _dimension_of_validators
+
+    info = cls.model_fields.get(name)
+    if info is None or info.annotation is not float:
+        return None
+    dimensions = _dimension_of_validators()
+    dimension, bounds = None, []
+    for meta in info.metadata:
+        kind = type(meta)
+        if kind in _BOUNDS:
+            check, attribute = _BOUNDS[kind]
+            bound = getattr(meta, attribute)
+            if type(bound) not in (int, float) or not math.isfinite(bound):
+                return None
+            bounds.append((check, bound))
+        elif kind is BeforeValidator and dimension is None and meta.func in dimensions:
+            dimension = units.DIMENSIONS[dimensions[meta.func]]
+        elif kind not in (PlainSerializer, WithJsonSchema):
+            return None
+    if dimension is None:
+        return None
+
+    def read(value: Any) -> float | None:
+        if type(value) is not str:
+            return None
+        text = value.strip()
+        return units._canonical_si(text, dimension) if len(text) <= units.MAX_TEXT else None
+
+    def within(number: float) -> bool:
+        return all(check(number, bound) for check, bound in bounds)
+
+    return read, within
+
+
 class _Node:
     """A table on the override paths: its path, its validated base model and its dump, the dump keys
     of the leaves overridden in it (with their column numbers) and its changed sub-tables."""
@@ -99,6 +148,7 @@ class ChunkBuilder:
         self.builder = builder
         self._structures: dict[tuple[Path, ...], _Node | None] = {}
         self._checked: dict[tuple[type, str | int, Any], Any] = {}
+        self._canonical: dict[tuple[type, str | int], Any] = {}
 
     def build(self, overrides: Sequence[Overrides]) -> list[Any]:
         """The hardware model of every point (its dump paths and dumped values), or the ArchsimError
@@ -202,7 +252,7 @@ class ChunkBuilder:
         inputs: list[tuple[str, np.ndarray, list[Any]]] = []
         for key, column in node.leaves:
             first, _ = _dense(codes[column])
-            checked = [self._field(cls, key, values[column][i]) for i in first.tolist()]
+            checked = self._fields(cls, key, [values[column][i] for i in first.tolist()])
             inputs.append((self._name(cls, key), codes[column], checked))
         for key, child in node.children:
             tables, combo = self._node(child, values, codes)
@@ -230,6 +280,22 @@ class ChunkBuilder:
         """The field name of dump key ``key`` of table class ``cls`` (its per-field plan exists)."""
         names = self.builder.plan(cls)[0]
         return names[key]  # type: ignore[no-any-return]
+
+    def _fields(self, cls: type[BaseModel], key: str | int, values: list[Any]) -> list[Any]:
+        """:meth:`_field` of each of ``values``: a canonical text of a plain dimensioned field
+        (:func:`_canonical_field`) read as its number and checked against the field's bounds here,
+        what the field's own validation gives it; any other value through :meth:`_field`."""
+        plan = self._canonical.get((cls, key), _FAILED)
+        if plan is _FAILED:
+            plan = self._canonical[cls, key] = _canonical_field(cls, self._name(cls, key))
+        if plan is None:
+            return [self._field(cls, key, v) for v in values]
+        read, bounds = plan
+        out = []
+        for value in values:
+            number = read(value)
+            out.append(number if number is not None and bounds(number) else self._field(cls, key, value))
+        return out
 
     def _field(self, cls: type[BaseModel], key: str | int, value: Any) -> Any:
         """The value of :meth:`PointBuilder.field` (``_FAILED`` where it raises), once per distinct

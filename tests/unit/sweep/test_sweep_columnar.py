@@ -200,3 +200,39 @@ def test_float_rows_are_the_dict_rows(v100, rows, monkeypatch):
     table = sweep.run(factory, evaluator=_Rows(rows), executor="serial", progress=False)
     monkeypatch.setattr(evaluate, "_float_rows", lambda *args: None)
     _same_table(table, sweep.run(factory, evaluator=_Rows(rows), executor="serial", progress=False))
+
+
+_NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**40, 10**40),
+                     st.sampled_from([0.0, -0.0, 1e30, 1e30 * (1 + 2**-52), 5e-324, 1e-300]))
+
+
+def _texts(symbol: str) -> st.SearchStrategy:
+    return st.one_of(
+        _NUMBERS.map(lambda x: f"{x!r} {symbol}"),
+        _NUMBERS.map(lambda x: f" {x!r} {symbol} "),
+        _NUMBERS.map(lambda x: f"{x!r} k{symbol}"),
+        _NUMBERS.map(lambda x: f"{x!r}{symbol}"),
+        _NUMBERS.map(lambda x: f"{'9' * 210} {symbol}"),
+        st.sampled_from(["1 TB/s", "3.35 TB/s", "nan B/s", "1e999 B/s", "1.5 Hz", "2.0 GHz", "5 W", "6 MiB", "-1 B"]),
+        _NUMBERS,
+        st.none(),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_canonical_texts_validate_as_their_fields(v100, data):
+    # Each dimensioned leaf a sweep axis may set: the canonical texts read in bulk, every value as
+    # the field's own validation gives it (the same float, or a failure).
+    import archsim.sweep.columns as columns
+
+    cases = [(type(v100.dram), "bandwidth", "B/s"), (type(v100), "clock", "Hz"), (type(v100), "static_power", "W"),
+             (type(v100.l2), "size", "B"), (type(v100), "sm_count", "B")]
+    cls, key, symbol = data.draw(st.sampled_from(cases))
+    values = data.draw(st.lists(_texts(symbol), min_size=1, max_size=6))
+    builder = ChunkBuilder(PointBuilder(v100.model_dump()))
+    got = builder._fields(cls, key, values)
+    want = [ChunkBuilder(PointBuilder(v100.model_dump()))._field(cls, key, v) for v in values]
+    assert [g is columns._FAILED for g in got] == [w is columns._FAILED for w in want]
+    assert [repr(g) for g in got if g is not columns._FAILED] == [repr(w) for w in want if w is not columns._FAILED]
+    assert [type(g) for g in got] == [type(w) for w in want]
