@@ -9,6 +9,7 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import operator
@@ -352,10 +353,12 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     table = _gpu_rows(devices if every else [devices[i] for i in fresh], memo)
     data, size = table.tobytes(), table.shape[1] * table.itemsize
     rows = list(map(data.__getitem__, map(slice, range(0, len(data), size), range(size, len(data) + size, size))))
+    if every:
+        # Each device's row into its instance __dict__, in one pass.
+        collections.deque(map(dict.__setitem__, map(_INSTANCE_DICT, devices), itertools.repeat(_ROW_KEY), rows), 0)
+        return table
     for i, row in zip(fresh, rows, strict=True):
         devices[i].__dict__[_ROW_KEY] = held[i] = row
-    if every:
-        return table
     return _joined(held)
 
 
