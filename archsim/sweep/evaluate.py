@@ -1,9 +1,10 @@
 """Evaluating sweep points: build each point's hardware and workload, run the engine on a chunk.
 
-This is the code that runs in a worker (a local process or a Dask worker). A chunk is a list of
-:class:`PointTask`; :func:`evaluate_chunk` returns one row per task: the point's key, its status
-(``ok``, ``invalid``: the hardware or the workload did not validate; ``failed``: the engine refused
-it) with the reason, and the metrics (under archsim's vectorised roofline as a
+This is the code that runs in a worker (a local process or a Dask worker). A chunk is a sequence of
+:class:`PointTask` (a sweep sends it as the columns of a :class:`PointTasks`); :func:`evaluate_chunk`
+returns one row per task: the point's key, its status (``ok``, ``invalid``: the hardware or the
+workload did not validate; ``failed``: the engine refused it) with the reason, and the metrics
+(under archsim's vectorised roofline, and for an evaluator whose metrics are floats, as a
 :class:`~archsim.sweep.rows.ChunkRows`: the rows held as columns, read as the same dicts). The
 chunk's hardware points are built together (:class:`~archsim.sweep.columns.ChunkBuilder`). An
 invalid point never stops the sweep; a bug (any error that is not an
