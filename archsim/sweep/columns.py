@@ -84,17 +84,18 @@ _BOUNDS = {Gt: (operator.gt, "gt"), Ge: (operator.ge, "ge"), Lt: (operator.lt, "
 
 def _canonical_field(cls: type[BaseModel], name: str) -> tuple[Any, Any] | None:
     """For a plain dimensioned float field of ``cls`` (its type ``float``, its units validator,
-    bounds ``gt``/``ge``/``lt``/``le`` and nothing else that validates), ``(read, within)``: ``read``
-    gives the number of a canonical text (``"<number> <SI symbol>"``, what
-    :func:`archsim.units.parse` reads without pint, the form the sweep's axes write) or None for any
-    other value, ``within`` whether a number passes the bounds. What validating the text gives,
-    number for number (the units validator returns that float; a float passes pydantic's float
-    schema as it is). None for any other field."""
+    bounds ``gt``/``ge``/``lt``/``le`` and nothing else that validates) or a plain count (type
+    ``int``, bounds only), ``(read, within)``: ``read`` gives the number of a canonical text
+    (``"<number> <SI symbol>"``, what :func:`archsim.units.parse` reads without pint, the form the
+    sweep's axes write), or of a count the int itself, else None; ``within`` whether a number
+    passes the bounds. What validating the value gives, number for number (the units validator
+    returns that float, and a float passes pydantic's float schema as it is, an int its int schema).
+    None for any other field."""
     from archsim import units
     from archsim.sweep.axes import _dimension_of_validators
 
     info = cls.model_fields.get(name)
-    if info is None or info.annotation is not float:
+    if info is None or info.annotation not in (float, int):
         return None
     dimensions = _dimension_of_validators()
     dimension, bounds = None, []
@@ -110,6 +111,12 @@ def _canonical_field(cls: type[BaseModel], name: str) -> tuple[Any, Any] | None:
             dimension = units.DIMENSIONS[dimensions[meta.func]]
         elif kind not in (PlainSerializer, WithJsonSchema):
             return None
+
+    def within(number: float) -> bool:
+        return all(check(number, bound) for check, bound in bounds)
+
+    if info.annotation is int:
+        return (_count, within) if dimension is None else None
     if dimension is None:
         return None
 
@@ -119,10 +126,12 @@ def _canonical_field(cls: type[BaseModel], name: str) -> tuple[Any, Any] | None:
         text = value.strip()
         return units._canonical_si(text, dimension) if len(text) <= units.MAX_TEXT else None
 
-    def within(number: float) -> bool:
-        return all(check(number, bound) for check, bound in bounds)
-
     return read, within
+
+
+def _count(value: Any) -> int | None:
+    """``value`` if it is an int (not a bool), else None."""
+    return value if type(value) is int else None
 
 
 class _Node:
@@ -282,9 +291,10 @@ class ChunkBuilder:
         return names[key]  # type: ignore[no-any-return]
 
     def _fields(self, cls: type[BaseModel], key: str | int, values: list[Any]) -> list[Any]:
-        """:meth:`_field` of each of ``values``: a canonical text of a plain dimensioned field
-        (:func:`_canonical_field`) read as its number and checked against the field's bounds here,
-        what the field's own validation gives it; any other value through :meth:`_field`."""
+        """:meth:`_field` of each of ``values``: a canonical text of a plain dimensioned field, or an
+        int of a plain count (:func:`_canonical_field`), read as its number and checked against the
+        field's bounds here, what the field's own validation gives it; any other value through
+        :meth:`_field`."""
         plan = self._canonical.get((cls, key), _FAILED)
         if plan is _FAILED:
             plan = self._canonical[cls, key] = _canonical_field(cls, self._name(cls, key))

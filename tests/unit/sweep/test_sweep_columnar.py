@@ -222,14 +222,17 @@ def _texts(symbol: str) -> st.SearchStrategy:
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_canonical_texts_validate_as_their_fields(v100, data):
-    # Each dimensioned leaf a sweep axis may set: the canonical texts read in bulk, every value as
-    # the field's own validation gives it (the same float, or a failure).
+    # Each dimensioned leaf or count a sweep axis may set: canonical texts and ints read in bulk,
+    # every value as the field's own validation gives it (the same number, or a failure).
     import archsim.sweep.columns as columns
 
     cases = [(type(v100.dram), "bandwidth", "B/s"), (type(v100), "clock", "Hz"), (type(v100), "static_power", "W"),
-             (type(v100.l2), "size", "B"), (type(v100), "sm_count", "B")]
+             (type(v100.l2), "size", "B"), (type(v100), "sm_count", "B"), (type(v100.l2), "ways", ""),
+             (type(v100), "die_sm_count", "")]
     cls, key, symbol = data.draw(st.sampled_from(cases))
-    values = data.draw(st.lists(_texts(symbol), min_size=1, max_size=6))
+    counts = st.one_of(st.integers(-5, 200), st.integers(-2**70, 2**70), st.booleans(), st.floats(-3, 3),
+                       st.text(max_size=3))
+    values = data.draw(st.lists(_texts(symbol) if symbol else counts, min_size=1, max_size=6))
     builder = ChunkBuilder(PointBuilder(v100.model_dump()))
     got = builder._fields(cls, key, values)
     want = [ChunkBuilder(PointBuilder(v100.model_dump()))._field(cls, key, v) for v in values]
