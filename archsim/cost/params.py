@@ -171,7 +171,9 @@ class GPUParams:
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
             raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
                               f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
-        cols = iter(table.T)
+        # Field by field, each a contiguous array (the table's columns as rows of its transpose):
+        # every cost function reads whole fields.
+        cols = iter(np.ascontiguousarray(table.T) if len(devices) > 1 else table.T)
         kw: dict = {name: next(cols) for name in _GPU_SCALARS}
         for name in _GPU_TABLES:
             kw[name] = {p: next(cols) for p in PRECISIONS}
