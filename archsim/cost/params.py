@@ -9,6 +9,7 @@ lacks has rate 0 and energy NaN, so using it is detected, never silently free.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import operator
@@ -170,7 +171,9 @@ class GPUParams:
         if table.shape[1] != len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS):
             raise EngineError(f"GPU parameter row has {table.shape[1]} values; the pack expects "
                               f"{len(_GPU_SCALARS)} + {len(_GPU_TABLES)} x {len(PRECISIONS)}")
-        cols = iter(table.T)
+        # Field by field, each a contiguous array (the table's columns as rows of its transpose):
+        # every cost function reads whole fields.
+        cols = iter(np.ascontiguousarray(table.T) if len(devices) > 1 else table.T)
         kw: dict = {name: next(cols) for name in _GPU_SCALARS}
         for name in _GPU_TABLES:
             kw[name] = {p: next(cols) for p in PRECISIONS}
@@ -311,8 +314,10 @@ _GPU_ROW_LEN = len(_GPU_SCALARS) + len(_GPU_TABLES) * len(PRECISIONS)
 
 
 _ROW_KEY = "_archsim_gpu_row"
-"""Key of a GPU model's packed row in its instance ``__dict__`` (not a field: dumps, ``repr`` and
-pydantic's ``==`` do not see it), set as its content hash is (:meth:`HardwareModel.content_hash`)."""
+"""Key of a GPU model's packed row (its float64 bytes) in its instance ``__dict__`` (not a field:
+dumps and ``repr`` do not see it; pydantic's ``==`` compares models by their fields where their
+``__dict__``s differ, and equal fields give equal rows), set as its content hash is
+(:meth:`HardwareModel.content_hash`)."""
 
 _PACKS_KEY = "_archsim_gpu_packs"
 """Key of a GPU model's one-device packs (per host dispatch time) in its instance ``__dict__``."""
@@ -342,17 +347,21 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     process). Bytes, not arrays: one table's rows are cut in one pass and joined in one call."""
     if not devices:
         return np.zeros((0, _GPU_ROW_LEN))
-    held = [g.__dict__.get(_ROW_KEY) for g in devices]
-    fresh = [i for i, h in enumerate(held) if h is None]
+    held = list(map(dict.get, map(_INSTANCE_DICT, devices), itertools.repeat(_ROW_KEY)))
+    every = held.count(None) == len(held)
+    fresh = range(len(devices)) if every else [i for i, h in enumerate(held) if h is None]
     if not fresh:
-        return _joined([h.value for h in held])
-    table = _gpu_rows([devices[i] for i in fresh], memo)
+        return _joined(held)
+    table = _gpu_rows(devices if every else [devices[i] for i in fresh], memo)
     data, size = table.tobytes(), table.shape[1] * table.itemsize
-    for k, i in enumerate(fresh):
-        held[i] = devices[i].__dict__[_ROW_KEY] = _Kept(data[k * size:(k + 1) * size])
-    if len(fresh) == len(devices):
+    rows = list(map(data.__getitem__, map(slice, range(0, len(data), size), range(size, len(data) + size, size))))
+    if every:
+        # Each device's row into its instance __dict__, in one pass.
+        collections.deque(map(dict.__setitem__, map(_INSTANCE_DICT, devices), itertools.repeat(_ROW_KEY), rows), 0)
         return table
-    return _joined([h.value for h in held])
+    for i, row in zip(fresh, rows, strict=True):
+        devices[i].__dict__[_ROW_KEY] = held[i] = row
+    return _joined(held)
 
 
 def _joined(rows: list[bytes]) -> np.ndarray:
@@ -406,29 +415,35 @@ def _gpu_rows(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
 
     A part is distinct per the identities of the sub-objects it reads (sweep points and model_copy
     copies share the base's untouched ones; the list holds them alive meanwhile) and the top-level
-    values it uses, as in :func:`_gpu_segments`. The same float64 values as converting each device's
-    row list: one IEEE conversion per value, and the other values by the same operations on the same
-    operands, element by element."""
+    values it uses, as in :func:`_gpu_segments`; the values every device shares (the same object
+    throughout: a sweep's untouched sub-tables) are read once. The same float64 values as
+    converting each device's row list: one IEEE conversion per value, and the other values by the
+    same operations on the same operands, element by element."""
+    n = len(devices)
     (sm, l2, dram, eff, en, tc_obj, pw, clock, tensor_clock, sms, sector, static, limit, area,
-     die_sms) = zip(*map(_GPU_POINT_FIELDS, devices), strict=True)
-    background, bandwidth = zip(*map(_DRAM_POINT_FIELDS, dram), strict=True)
-    tensor_per_clock = [t / c for t, c in zip(tensor_clock, clock, strict=True)]
-    core_first, core_code = _distinct(zip(map(id, sm), map(id, l2), map(id, dram), map(id, eff), map(id, en),
-                                          map(id, tc_obj), clock, strict=True))
+     die_sms) = _point_fields(devices)
+    # Each distinct DRAM's background power and bandwidth, read once.
+    dram_first, dram_code = dram_codes = _distinct_objects(dram)
+    background_a, bandwidth_a = (np.asarray(c, dtype=np.float64)[dram_code]
+                                 for c in zip(*[_DRAM_POINT_FIELDS(dram[i]) for i in dram_first], strict=True))
+    if _same(tensor_clock) and _same(clock):
+        tensor_per_clock = [tensor_clock[0] / clock[0]] * n
+    else:
+        tensor_per_clock = [t / c for t, c in zip(tensor_clock, clock, strict=True)]
+    core_first, core_code = _distinct_keys(n, [(sm, True), (l2, True), (dram, True), (eff, True), (en, True),
+                                               (tc_obj, True), (clock, False)], {id(dram): dram_codes})
     cores = [_gpu_core(sm[i], l2[i], dram[i], eff[i], en[i], tc_obj[i], clock[i]) for i in core_first]
-    table_first, table_code = _distinct(zip(map(id, sm), map(id, tc_obj), map(id, en), tensor_per_clock,
-                                            strict=True))
+    table_first, table_code = _distinct_keys(n, [(sm, True), (tc_obj, True), (en, True), (tensor_per_clock, False)])
     tables = [_gpu_tables(sm[i].fma_lanes, tc_obj[i].flop_per_cycle_per_sm if tc_obj[i] else {}, tc_obj[i],
                           en[i], en[i].scale, tensor_per_clock[i], memo) for i in table_first]
     before = _rows_of([c[0] for c in cores], core_code)
     after = _rows_of([c[1] for c in cores], core_code)
     table = _rows_of(tables, table_code)
     static_a = np.asarray(static, dtype=np.float64)
-    background_a = np.asarray(background, dtype=np.float64)
     top = np.asarray([sms, clock, sector], dtype=np.float64).T
-    power = np.empty((len(devices), len(_POWER_COLUMNS)))
-    pw_first, pw_code = _distinct(map(id, pw))
-    inputs = (limit, clock, background, bandwidth, sms, area, die_sms, static)
+    power = np.empty((n, len(_POWER_COLUMNS)))
+    pw_first, pw_code = _distinct_keys(n, [(pw, True)])
+    inputs = (limit, top[:, 1], background_a, bandwidth_a, top[:, 0], area, die_sms, static_a)
     if len(pw_first) == 1:
         power[:] = _power_block(pw[0], inputs)
     else:
@@ -444,7 +459,66 @@ _GPU_POINT_FIELDS = operator.attrgetter(
     "sector_bytes", "static_power_w", "effective_power_limit_w", "die_area_m2", "die_sm_count")
 """The GPU fields (and derived properties) :func:`_gpu_rows` reads, in one call per device."""
 
+_GPU_DICT_FIELDS = operator.itemgetter(
+    "sm", "l2", "dram", "efficiency", "energy", "tensor_core", "power", "clock_hz", "sm_count", "sector_bytes",
+    "static_power_w", "die_area_m2", "die_sm_count")
+"""The fields of ``_GPU_POINT_FIELDS`` as a GPUDevice holds them in its instance ``__dict__``."""
+
+_GPU_PROPERTIES = operator.attrgetter("tensor_clock", "effective_power_limit_w")
+"""The derived properties of ``_GPU_POINT_FIELDS``."""
+
 _DRAM_POINT_FIELDS = operator.attrgetter("background_power_w", "bandwidth_bytes_per_s")
+
+
+def _point_fields(devices: Sequence[GPUDevice]) -> tuple[tuple[Any, ...], ...]:
+    """``_GPU_POINT_FIELDS`` of each device, as one tuple per field: plain GPUDevices' fields read
+    from their instance ``__dict__`` (where pydantic keeps them) and their derived properties
+    through the properties, other models (a subclass, a stand-in) by attribute."""
+    if set(map(type, devices)) == {GPUDevice}:
+        try:
+            (sm, l2, dram, eff, en, tc_obj, pw, clock, sms, sector, static, area,
+             die_sms) = zip(*map(_GPU_DICT_FIELDS, map(_INSTANCE_DICT, devices)), strict=True)
+        except KeyError:  # a model built without some field (model_construct): by attribute
+            pass
+        else:
+            tensor_clock, limit = zip(*map(_GPU_PROPERTIES, devices), strict=True)
+            return sm, l2, dram, eff, en, tc_obj, pw, clock, tensor_clock, sms, sector, static, limit, area, die_sms
+    return tuple(zip(*map(_GPU_POINT_FIELDS, devices), strict=True))
+
+
+_INSTANCE_DICT = operator.attrgetter("__dict__")
+
+
+def _same(values: Sequence[Any]) -> bool:
+    """Whether every entry of ``values`` is the same object as the first."""
+    return all(map(operator.is_, values, itertools.repeat(values[0])))
+
+
+def _distinct_keys(n: int, columns: Sequence[tuple[Sequence[Any], bool]],
+                   known: Mapping[int, tuple[list[int], np.ndarray]] | None = None) -> tuple[list[int], np.ndarray]:
+    """:func:`_distinct` of the ``n`` keys made of one entry of each column (its ``id`` where the
+    column's flag is set, else its value); a column holding one object throughout keys nothing
+    apart and is left out (the same first indices and numbers). ``known`` maps ``id(column)`` to
+    :func:`_distinct_objects` of a column computed before."""
+    varying = [(c, by_id) for c, by_id in columns if not _same(c)]
+    if not varying:
+        return [0], np.zeros(n, dtype=np.intp)
+    if len(varying) == 1 and varying[0][1]:
+        column = varying[0][0]
+        got = None if known is None else known.get(id(column))
+        return got if got is not None else _distinct_objects(column)
+    return _distinct(zip(*[map(id, c) if by_id else iter(c) for c, by_id in varying], strict=True))
+
+
+def _distinct_objects(objects: Sequence[Any]) -> tuple[list[int], np.ndarray]:
+    """:func:`_distinct` of the objects' identities (``map(id, objects)``), sorted by numpy: the
+    first index of each distinct object in order of appearance, and each object's number."""
+    ids = np.fromiter(map(id, objects), dtype=np.uintp, count=len(objects))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # numbered by first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order].tolist(), rank[inverse.reshape(-1)]
 
 
 def _distinct(keys: Iterator[Any]) -> tuple[list[int], np.ndarray]:

@@ -86,8 +86,17 @@ import pandas as pd
 
 from archsim.errors import SweepError
 from archsim.sweep.axes import Axis, parse_axes
-from archsim.sweep.evaluate import ChunkPayload, EngineEvaluator, Evaluator, PointTask, ZooWorkload, work_key
+from archsim.sweep.evaluate import (
+    ChunkPayload,
+    EngineEvaluator,
+    Evaluator,
+    PointTask,
+    PointTasks,
+    ZooWorkload,
+    work_key,
+)
 from archsim.sweep.executors import default_workers, execute
+from archsim.sweep.rows import ChunkRows
 from archsim.sweep.samplers import sample
 from archsim.sweep.store import (
     MemoryStore,
@@ -161,7 +170,7 @@ class Sweep:
     def _tasks(self, work: Any, evaluator_key: str) -> list[PointTask]:
         """Every point's task, in point order (a sweep's run builds them chunk by chunk instead)."""
         keys = self._keys(work, evaluator_key)
-        return _Chunks(self, keys, list(range(len(keys))), max(1, len(keys)))[0] if keys else []
+        return list(_Chunks(self, keys, list(range(len(keys))), max(1, len(keys)))[0]) if keys else []
 
     def _axes_by_target(self) -> tuple[list[tuple[int, Axis]], list[tuple[int, Axis]]]:
         hw_axes = [(j, a) for j, a in enumerate(self.axes) if a.target == "hardware"]
@@ -188,22 +197,29 @@ class Sweep:
                  for j, a in hw_axes]
         hw = list(map(",".join, zip(*texts, strict=True))) if texts else [""] * len(self._values)
         suffixes: dict[tuple[tuple[str, Any], ...], str] = {}
-        keys = []
         # The prefix's hash state, copied per point: sha256 of the whole text, hashing the shared
         # start once (point_key_of_text's value; a unit test checks it).
         start = hashlib.sha256(prefix.encode())
-        for values, text in zip(self._values, hw, strict=True):
-            params = _work_params(values, wl_axes) if wl_axes else ()
+
+        def digest(text: str) -> str:
+            h = start.copy()
+            h.update(text.encode())
+            return h.hexdigest()
+
+        def suffix_of(params: tuple[tuple[str, Any], ...]) -> str:
             suffix = suffixes.get(params)
             if suffix is None:
                 sw = [(k, v) for k, v in params if k.startswith("software.")]
                 wl = dict((k, v) for k, v in params if not k.startswith("software."))
                 work_text = work_key(work, wl) + (f"|software:{sw!r}" if sw else "")
                 suffix = suffixes[params] = key_suffix(work_text, evaluator_key, __version__)
-            h = start.copy()
-            h.update((text + suffix).encode())
-            keys.append(h.hexdigest())
-        return keys
+            return suffix
+
+        if not wl_axes:  # one suffix for every point
+            suffix = suffix_of(())
+            return list(map(digest, [text + suffix for text in hw]))
+        return [digest(text + suffix_of(_work_params(values, wl_axes)))
+                for values, text in zip(self._values, hw, strict=True)]
 
     def _work(self, work: Any) -> Any:
         has_workload_axes = any(a.target == "workload" for a in self.axes)
@@ -273,17 +289,21 @@ class Sweep:
                     executor: str, workers: int | None, address: str | None, client: Any, chunk_size: int | None,
                     engine: str, work: Any, ev: Evaluator, progress: bool | None,
                     metrics: Sequence[str] | None) -> pd.DataFrame:
-        existing = the_store.finished()
-        if not resume and not existing.empty:
+        # A run's own in-memory store starts empty.
+        existing = the_store.finished() if store is not None else None
+        if not resume and existing is not None and not existing.empty:
             raise SweepError(f"the store {store} already holds results: pass resume=True to reuse them, "
                              "or choose another directory")
         # The first point of each key not finished yet, by index (the tasks are built per chunk).
-        seen = set(existing["key"])
+        seen = set(existing["key"]) if existing is not None else set()
         pending: list[int] = []
-        for i, key in enumerate(keys):
-            if key not in seen:
-                seen.add(key)
-                pending.append(i)
+        if not seen and len(set(keys)) == len(keys):
+            pending = list(range(len(keys)))  # nothing finished and no key repeated: every point
+        else:
+            for i, key in enumerate(keys):
+                if key not in seen:
+                    seen.add(key)
+                    pending.append(i)
         del seen, existing
         n_workers = 1 if executor == "serial" else (workers or default_workers())
         size = chunk_size if chunk_size is not None else self._chunk_size(len(pending), n_workers, engine)
@@ -292,11 +312,16 @@ class Sweep:
         self._execute(payload, chunks, len(pending), the_store, progress, executor=executor, workers=workers,
                       address=address, client=client)
         del chunks, pending
-        if metrics is not None and isinstance(the_store, MemoryStore | ParquetStore):
-            # Only the columns the table shows are read back (a user's Store returns them all).
-            rows = the_store.finished(keys, columns=["key", "status", "error", *metrics])
-        else:
-            rows = the_store.finished(keys)
+        # Only the columns the table shows are read back (a user's Store returns them all).
+        columns = ["key", "status", "error", *metrics] if metrics is not None and isinstance(
+            the_store, MemoryStore | ParquetStore) else None
+
+        def finished() -> pd.DataFrame:
+            return the_store.finished(keys) if columns is None else the_store.finished(keys, columns=columns)
+
+        joined = the_store.chunk_rows() if store is None and isinstance(the_store, MemoryStore) else None
+        # This run's own in-memory rows are read as the columns they were written in, no frame between.
+        rows = _StoredRows.of_frame(finished()) if joined is None else _StoredRows.of_chunk(joined, columns, finished)
         return self._table(rows, keys, metrics)
 
     @staticmethod
@@ -332,7 +357,7 @@ class Sweep:
         raise SweepError(f"store must be a directory or a Store, got {type(store).__name__}")
 
     @staticmethod
-    def _execute(payload: ChunkPayload, chunks: Sequence[list[PointTask]], total: int, store: Store,
+    def _execute(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], total: int, store: Store,
                  progress: bool | None, **how: Any) -> None:
         from tqdm.auto import tqdm
 
@@ -345,49 +370,186 @@ class Sweep:
 
             execute(payload, chunks, on_done, **how)
 
-    def _table(self, rows: pd.DataFrame, keys: list[str], metrics: Sequence[str] | None) -> pd.DataFrame:
+    def _table(self, rows: _StoredRows, keys: list[str], metrics: Sequence[str] | None) -> pd.DataFrame:
+        chosen = self._chosen(rows, metrics)
+        at = _positions(rows.keys, keys)
+        if at is None or not chosen:
+            return self._wide_table(rows.frame(), keys, chosen, at)
+        # Point-major, metrics in the chosen order: each point's id columns repeated once per
+        # metric and the metric values read row by row (what melting and sorting by point gave,
+        # without pandas sorting ten rows per point). One frame from whole columns: the axis columns
+        # from the points' values, the store's columns taken at each point's row (their dtypes kept).
+        n, m = len(keys), len(chosen)
+        each = np.repeat(np.arange(n), m)
+        status = rows.status(at)
+        if status.isna().any():
+            raise SweepError("the store lost points of this sweep (was it modified while running?)")
+        data: dict[str, Any] = {"point": np.repeat(np.arange(n), m)}
+        data.update(zip(self.columns, [c[each] if isinstance(c, np.ndarray) else c.take(each)
+                                       for c in self._axis_arrays()], strict=True))
+        data["status"] = status.take(each)
+        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
+        data["error"] = pd.Series(np.repeat(rows.errors()[at], m), dtype=object)
+        data["metric"] = pd.Series(np.asarray(chosen, dtype=object)).array.take(np.tile(np.arange(m), n))
+        data["value"] = np.stack([rows.values(c)[at] for c in chosen], axis=1).reshape(-1)
+        return pd.DataFrame(data, columns=["point", *self.columns, "status", "error", "metric", "value"])
+
+    @staticmethod
+    def _chosen(rows: _StoredRows, metrics: Sequence[str] | None) -> list[str]:
+        """The metrics the table shows, in its order; a SweepError for a requested metric that no
+        point that ran reports."""
         reserved = {"key", "status", "error"}
-        available = [c for c in rows.columns if c not in reserved]
+        available = [c for c in rows.names if c not in reserved]
         if metrics is None:
-            chosen = [m for m in FIRST_METRICS if m in available] + sorted(set(available) - set(FIRST_METRICS))
-        else:
-            ok = rows[rows["status"] == "ok"] if "status" in rows else rows
-            missing = [m for m in metrics if m not in available or (len(ok) and ok[m].isna().all())]
-            if missing:
-                raise SweepError(f"metrics {missing} are not reported by the engine; available: {sorted(available)}")
-            chosen = list(metrics)
+            return [m for m in FIRST_METRICS if m in available] + sorted(set(available) - set(FIRST_METRICS))
+        missing = [m for m in metrics if m not in available or rows.missing_where_ok(m)]
+        if missing:
+            raise SweepError(f"metrics {missing} are not reported by the engine; available: {sorted(available)}")
+        return list(metrics)
+
+    def _axis_arrays(self) -> list[Any]:
+        """Each axis's column of point values, as :meth:`points` gives it: a numpy array where
+        every value is a float (float64), an int (int64) or a bool, what pandas infers for such a
+        column; else the points frame's column (pandas' own inference)."""
+        out: list[Any] = []
+        frame = None
+        for j, name in enumerate(self.columns):
+            column = _simple_column(list(map(itemgetter(j), self._values)))
+            if column is None:
+                frame = self.points() if frame is None else frame
+                column = frame[name].array
+            out.append(column)
+        return out
+
+    def _wide_table(self, rows: pd.DataFrame, keys: list[str], chosen: list[str], at: np.ndarray | None
+                    ) -> pd.DataFrame:
+        """:meth:`_table` through a wide frame of the points and their rows: where a point has no row
+        (an error), the store repeats a key (``at`` None: the points merged with the rows on their
+        key), or no metric is shown."""
         points = self.points()
         points["key"] = keys
-        stored = pd.Index(rows["key"].to_numpy(dtype=object)) if "key" in rows else None
-        at = stored.get_indexer(keys) if stored is not None and stored.is_unique else None
-        if at is not None and (at >= 0).all():
-            # Each point's row by position: what the left merge on "key" gives (the left's columns,
-            # then the store's), without factorising 1M Arrow strings twice (~0.2 s per 100k points).
+        if at is not None:
             wide = pd.concat([points, rows.drop(columns="key").iloc[at].reset_index(drop=True)], axis=1)
-        else:  # a point missing (reported below) or a store with repeated keys (merge says so)
+        else:
             wide = points.merge(rows, on="key", how="left", validate="many_to_one")
         if wide["status"].isna().any():
             raise SweepError("the store lost points of this sweep (was it modified while running?)")
-        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
         wide["error"] = pd.Series([e if isinstance(e, str) else None for e in wide["error"]], dtype=object,
                                   index=wide.index)
         ids = ["point", *self.columns, "status", "error"]
         if not chosen:
             wide["metric"], wide["value"] = None, math.nan
             return wide[[*ids, "metric", "value"]]
-        # Point-major, metrics in the chosen order: each point's id columns repeated once per
-        # metric and the metric values read row by row (what melting and sorting by point gave,
-        # without pandas sorting ten rows per point).
         n, m = len(wide), len(chosen)
         each = np.repeat(np.arange(n), m)
-        # One frame from whole columns: each id column's array taken per row (its dtype kept), the
-        # metric names taken from the m names (one inference, the dtype melt infers, instead of
-        # converting n x m strings), the values point-major from each metric's array.
         data: dict[str, Any] = {c: wide[c].array.take(each) for c in ids if c != "error"}
         data["error"] = pd.Series(np.repeat(wide["error"].to_numpy(dtype=object), m), dtype=object)
         data["metric"] = pd.Series(np.asarray(chosen, dtype=object)).array.take(np.tile(np.arange(m), n))
         data["value"] = np.stack([wide[c].to_numpy(dtype=float) for c in chosen], axis=1).reshape(-1)
         return pd.DataFrame(data, columns=[*ids, "metric", "value"])
+
+
+def _positions(stored: list[str], keys: list[str]) -> np.ndarray | None:
+    """The row (of rows with keys ``stored``) holding each key of ``keys``; None where one is
+    missing or the rows repeat a key. The rows of a fresh sweep run serially are the keys in order
+    (checked first)."""
+    if len(stored) == len(keys) and stored == keys and len(set(keys)) == len(keys):
+        return np.arange(len(keys))
+    index = pd.Index(np.asarray(stored, dtype=object), dtype=object)
+    if not index.is_unique:
+        return None
+    at = index.get_indexer(keys)
+    return at if (at >= 0).all() else None
+
+
+class _StoredRows:
+    """The finished rows a sweep's table reads, from the store's frame or, for a run's own
+    in-memory store, from the :class:`~archsim.sweep.rows.ChunkRows` its chunks were written as
+    (the same values and dtypes as that store's frame of them, without making it).
+
+    Attributes:
+        names: the column names (``key``, ``status``, ``error``, the metrics), in the frame's order.
+        keys: each row's key.
+    """
+
+    __slots__ = ("names", "keys", "_frame", "_chunk", "_make")
+
+    def __init__(self, names: list[str], keys: list[str], frame: pd.DataFrame | None, chunk: ChunkRows | None,
+                 make: Any) -> None:
+        self.names, self.keys, self._frame, self._chunk, self._make = names, keys, frame, chunk, make
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> _StoredRows:
+        """The rows of a store's ``finished()`` frame."""
+        keys = frame["key"].to_numpy(dtype=object).tolist() if "key" in frame else []
+        return cls(list(frame.columns), keys, frame, None, None)
+
+    @classmethod
+    def of_chunk(cls, rows: ChunkRows, columns: Sequence[str] | None, make: Any) -> _StoredRows:
+        """The rows of a run's own :class:`MemoryStore`, written as ``rows`` (every key once, all the
+        run's): its frame would hold ``columns`` of them (all for None); ``make()`` makes that frame."""
+        names = ["key", "status", "error", *rows.metrics]
+        if columns is not None:
+            wanted = set(columns)
+            names = [c for c in names if c in wanted]
+        return cls(names, rows.keys, None, rows, make)
+
+    def frame(self) -> pd.DataFrame:
+        """The store's frame of the rows."""
+        if self._frame is None:
+            self._frame = self._make()
+        return self._frame
+
+    def status(self, at: np.ndarray) -> Any:
+        """The ``status`` column's array (its dtype as the frame has it) taken at rows ``at``: for
+        the chunk rows, their few distinct texts' array taken at each row's text (the same values)."""
+        if self._chunk is None:
+            return self.frame()["status"].array.take(at)
+        status = self._chunk.status
+        number = {s: i for i, s in enumerate(dict.fromkeys(status))}
+        codes = np.fromiter(map(number.__getitem__, status), dtype=np.intp, count=len(status))
+        return pd.Series(np.asarray(list(number), dtype=object)).array.take(codes[at])
+
+    def errors(self) -> np.ndarray:
+        """The ``error`` column as an object array: the reason, or None where there is none (a
+        store's NaN too)."""
+        out = np.empty(len(self.keys), dtype=object)
+        if self._chunk is None:
+            out[:] = [e if isinstance(e, str) else None for e in self.frame()["error"].to_numpy(dtype=object).tolist()]
+        else:
+            out[:] = self._chunk.errors  # the chunk's reasons are texts or None
+        return out
+
+    def values(self, name: str) -> np.ndarray:
+        """The float64 values of metric ``name`` (NaN where a row has none)."""
+        if self._chunk is None:
+            return self.frame()[name].to_numpy(dtype=float)
+        return self._chunk.metrics[name]
+
+    def missing_where_ok(self, name: str) -> bool:
+        """Whether rows with status ``ok`` exist and all lack metric ``name``."""
+        if self._chunk is None:
+            rows = self.frame()
+            ok = rows[rows["status"] == "ok"] if "status" in rows else rows
+            return bool(len(ok) and ok[name].isna().all())
+        ok = np.fromiter((s == "ok" for s in self._chunk.status), dtype=bool, count=len(self.keys))
+        return bool(ok.any() and np.isnan(self._chunk.metrics[name][ok]).all())
+
+
+def _simple_column(values: list[Any]) -> np.ndarray | None:
+    """``values`` as the numpy array pandas infers for a column of them where they are all floats,
+    all ints (within int64) or all bools; None otherwise."""
+    kinds = set(map(type, values))
+    if kinds == {float}:
+        return np.array(values, dtype=np.float64)
+    if kinds == {bool}:
+        return np.array(values, dtype=bool)
+    if kinds == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            return None
+    return None
 
 
 def _work_params(values: tuple[Any, ...], wl_axes: list[tuple[int, Axis]]) -> tuple[tuple[str, Any], ...]:
@@ -427,29 +589,29 @@ class _ByValue:
         return list(map(memo.__getitem__, ids))
 
 
-class _Chunks(Sequence[list[PointTask]]):
+class _Chunks(Sequence[PointTasks]):
     """The chunks of a run as a sequence whose items are built when read: chunk ``i`` is the tasks of
-    the points ``pending[i * size:(i + 1) * size]`` (their keys from ``keys``), so only the chunks
-    in flight exist at once (the process executor keeps a few per worker queued)."""
+    the points ``pending[i * size:(i + 1) * size]`` (their keys from ``keys``), as the columns of a
+    :class:`~archsim.sweep.evaluate.PointTasks`, so only the chunks in flight exist at once (the
+    process executor keeps a few per worker queued)."""
 
     def __init__(self, sweep: Sweep, keys: list[str], pending: list[int], size: int) -> None:
         self._sweep, self._keys, self._pending, self._size = sweep, keys, pending, size
         self._hw_axes, self._wl_axes = sweep._axes_by_target()
-        # Each hardware axis's (path, encoded value) override, once per distinct value object.
-        self._override = [(j, _ByValue(lambda v, a=a: (a.path, a.encode(v)))) for j, a in self._hw_axes]
+        self._paths = tuple(a.path for _, a in self._hw_axes)
+        # Each hardware axis's encoded value, once per distinct value object.
+        self._encode = [(j, _ByValue(a.encode)) for j, a in self._hw_axes]
 
     def __len__(self) -> int:
         return math.ceil(len(self._pending) / self._size)
 
-    def __getitem__(self, i: int) -> list[PointTask]:  # type: ignore[override]
+    def __getitem__(self, i: int) -> PointTasks:  # type: ignore[override]
         if not isinstance(i, int) or not -len(self) <= i < len(self):
             raise IndexError(i)
         i %= len(self)
-        values, keys, override, wl_axes = self._sweep._values, self._keys, self._override, self._wl_axes
+        values, keys, wl_axes = self._sweep._values, self._keys, self._wl_axes
         pending = self._pending[i * self._size:(i + 1) * self._size]
         chunk = [values[p] for p in pending]
-        # Each point's overrides: each axis's (path, encoded value), one per point, zipped per point.
-        columns = [f.many(map(itemgetter(j), chunk)) for j, f in override]
-        overrides = zip(*columns, strict=True) if columns else (() for _ in chunk)
-        return [PointTask.of(keys[p], o, _work_params(v, wl_axes) if wl_axes else ())
-                for p, v, o in zip(pending, chunk, overrides, strict=True)]
+        columns = [f.many(map(itemgetter(j), chunk)) for j, f in self._encode]
+        params = [_work_params(v, wl_axes) for v in chunk] if wl_axes else None
+        return PointTasks([keys[p] for p in pending], self._paths, columns, params)

@@ -24,13 +24,15 @@ with whole-dump validation over random overrides of several presets).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from itertools import repeat
 from operator import is_
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel, BeforeValidator, PlainSerializer, WithJsonSchema
 
 from archsim.errors import ArchsimError
 from archsim.hardware.base import reads_raw_input
@@ -76,6 +78,62 @@ def _dense(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[inverse.reshape(-1)]
 
 
+_BOUNDS = {Gt: (operator.gt, "gt"), Ge: (operator.ge, "ge"), Lt: (operator.lt, "lt"), Le: (operator.le, "le")}
+"""The bound classes a float field's metadata may hold: each one's comparison and attribute."""
+
+
+def _canonical_field(cls: type[BaseModel], name: str) -> tuple[Any, Any] | None:
+    """For a plain dimensioned float field of ``cls`` (its type ``float``, its units validator,
+    bounds ``gt``/``ge``/``lt``/``le`` and nothing else that validates) or a plain count (type
+    ``int``, bounds only), ``(read, within)``: ``read`` gives the number of a canonical text
+    (``"<number> <SI symbol>"``, what :func:`archsim.units.parse` reads without pint, the form the
+    sweep's axes write), or of a count the int itself, else None; ``within`` whether a number
+    passes the bounds. What validating the value gives, number for number (the units validator
+    returns that float, and a float passes pydantic's float schema as it is, an int its int schema).
+    None for any other field."""
+    from archsim import units
+    from archsim.sweep.axes import _dimension_of_validators
+
+    info = cls.model_fields.get(name)
+    if info is None or info.annotation not in (float, int):
+        return None
+    dimensions = _dimension_of_validators()
+    dimension, bounds = None, []
+    for meta in info.metadata:
+        kind = type(meta)
+        if kind in _BOUNDS:
+            check, attribute = _BOUNDS[kind]
+            bound = getattr(meta, attribute)
+            if type(bound) not in (int, float) or not math.isfinite(bound):
+                return None
+            bounds.append((check, bound))
+        elif kind is BeforeValidator and dimension is None and meta.func in dimensions:
+            dimension = units.DIMENSIONS[dimensions[meta.func]]
+        elif kind not in (PlainSerializer, WithJsonSchema):
+            return None
+
+    def within(number: float) -> bool:
+        return all(check(number, bound) for check, bound in bounds)
+
+    if info.annotation is int:
+        return (_count, within) if dimension is None else None
+    if dimension is None:
+        return None
+
+    def read(value: Any) -> float | None:
+        if type(value) is not str:
+            return None
+        text = value.strip()
+        return units._canonical_si(text, dimension) if len(text) <= units.MAX_TEXT else None
+
+    return read, within
+
+
+def _count(value: Any) -> int | None:
+    """``value`` if it is an int (not a bool), else None."""
+    return value if type(value) is int else None
+
+
 class _Node:
     """A table on the override paths: its path, its validated base model and its dump, the dump keys
     of the leaves overridden in it (with their column numbers) and its changed sub-tables."""
@@ -99,6 +157,7 @@ class ChunkBuilder:
         self.builder = builder
         self._structures: dict[tuple[Path, ...], _Node | None] = {}
         self._checked: dict[tuple[type, str | int, Any], Any] = {}
+        self._canonical: dict[tuple[type, str | int], Any] = {}
 
     def build(self, overrides: Sequence[Overrides]) -> list[Any]:
         """The hardware model of every point (its dump paths and dumped values), or the ArchsimError
@@ -120,6 +179,22 @@ class ChunkBuilder:
             for i, hw in zip(members, done, strict=True):
                 out[i] = self._one(overrides[i]) if hw is _FAILED else hw
         return out
+
+    def build_columns(self, paths: Sequence[Path], values: Sequence[Sequence[Any]], n: int) -> list[Any]:
+        """:meth:`build` of ``n`` points that all override ``paths``: point ``i`` sets ``paths[j]`` to
+        ``values[j][i]``. The columns are taken as they are (no override tuples per point)."""
+        paths = tuple(paths)
+        root = self._structure(paths)
+        done = None
+        if root is not None and n > 1:
+            try:
+                done = self._columns_of(root, [list(column) for column in values], n)
+            except (TypeError, KeyError):  # an unhashable value, a key no field takes: point by point
+                done = None
+        if done is None:
+            done = [_FAILED] * n
+        return [self._one(tuple(zip(paths, [column[i] for column in values], strict=True))) if hw is _FAILED else hw
+                for i, hw in enumerate(done)]
 
     def _one(self, overrides: Overrides) -> Any:
         try:
@@ -169,8 +244,10 @@ class ChunkBuilder:
     def _columns(self, root: _Node, n_columns: int, points: list[Overrides]) -> list[Any]:
         """The models of ``points`` (all with the structure of ``root``); ``_FAILED`` for a point
         whose tables did not all build on the column path."""
-        n = len(points)
-        values = [[point[j][1] for point in points] for j in range(n_columns)]
+        return self._columns_of(root, [[point[j][1] for point in points] for j in range(n_columns)], len(points))
+
+    def _columns_of(self, root: _Node, values: list[list[Any]], n: int) -> list[Any]:
+        """:meth:`_columns` of the ``n`` points whose column ``j`` of values is ``values[j]``."""
         codes = [_codes(column, n) for column in values]
         built, combo = self._node(root, values, codes)
         return [built[c] for c in combo.tolist()]
@@ -184,7 +261,7 @@ class ChunkBuilder:
         inputs: list[tuple[str, np.ndarray, list[Any]]] = []
         for key, column in node.leaves:
             first, _ = _dense(codes[column])
-            checked = [self._field(cls, key, values[column][i]) for i in first.tolist()]
+            checked = self._fields(cls, key, [values[column][i] for i in first.tolist()])
             inputs.append((self._name(cls, key), codes[column], checked))
         for key, child in node.children:
             tables, combo = self._node(child, values, codes)
@@ -193,18 +270,42 @@ class ChunkBuilder:
         for _, more, _ in inputs[1:]:  # pairs of dense codes (each < points) -> dense codes again: no overflow
             combined = np.unique(combined * (int(more.max()) + 1) + more, return_inverse=True)[1].reshape(-1)
         first, combo = _dense(combined)
-        # Each input's value at each combination's first point.
-        columns = [(name, [got[c] for c in at[first].tolist()]) for name, at, got in inputs]
-        names = [name for name, _ in columns]
-        changes = [None if any(map(is_, combination, repeat(_FAILED))) else dict(zip(names, combination, strict=True))
-                   for combination in zip(*[got for _, got in columns], strict=True)]
-        built = [_FAILED if new is None else new for new in base.assemble_all(cls, node.model, changes)]
+        # Each input's value at each combination's first point, and the combinations with an input
+        # that failed (no table: their points go point by point).
+        names = [name for name, _, _ in inputs]
+        columns, failed = [], np.zeros(len(first), dtype=bool)
+        for _, at, got in inputs:
+            codes_at = at[first]
+            columns.append([got[c] for c in codes_at.tolist()])
+            bad = np.fromiter(map(is_, got, repeat(_FAILED)), dtype=bool, count=len(got))
+            if bad.any():
+                failed |= bad[codes_at]
+        updates = (None if skip else zip(names, combination, strict=True)
+                   for combination, skip in zip(zip(*columns, strict=True), failed.tolist(), strict=True))
+        built = [_FAILED if new is None else new for new in base.assemble_each(cls, node.model, updates, len(first))]
         return built, combo
 
     def _name(self, cls: type[BaseModel], key: str | int) -> str:
         """The field name of dump key ``key`` of table class ``cls`` (its per-field plan exists)."""
         names = self.builder.plan(cls)[0]
         return names[key]  # type: ignore[no-any-return]
+
+    def _fields(self, cls: type[BaseModel], key: str | int, values: list[Any]) -> list[Any]:
+        """:meth:`_field` of each of ``values``: a canonical text of a plain dimensioned field, or an
+        int of a plain count (:func:`_canonical_field`), read as its number and checked against the
+        field's bounds here, what the field's own validation gives it; any other value through
+        :meth:`_field`."""
+        plan = self._canonical.get((cls, key), _FAILED)
+        if plan is _FAILED:
+            plan = self._canonical[cls, key] = _canonical_field(cls, self._name(cls, key))
+        if plan is None:
+            return [self._field(cls, key, v) for v in values]
+        read, bounds = plan
+        out = []
+        for value in values:
+            number = read(value)
+            out.append(number if number is not None and bounds(number) else self._field(cls, key, value))
+        return out
 
     def _field(self, cls: type[BaseModel], key: str | int, value: Any) -> Any:
         """The value of :meth:`PointBuilder.field` (``_FAILED`` where it raises), once per distinct

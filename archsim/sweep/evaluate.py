@@ -1,9 +1,10 @@
 """Evaluating sweep points: build each point's hardware and workload, run the engine on a chunk.
 
-This is the code that runs in a worker (a local process or a Dask worker). A chunk is a list of
-:class:`PointTask`; :func:`evaluate_chunk` returns one row per task: the point's key, its status
-(``ok``, ``invalid``: the hardware or the workload did not validate; ``failed``: the engine refused
-it) with the reason, and the metrics (under archsim's vectorised roofline as a
+This is the code that runs in a worker (a local process or a Dask worker). A chunk is a sequence of
+:class:`PointTask` (a sweep sends it as the columns of a :class:`PointTasks`); :func:`evaluate_chunk`
+returns one row per task: the point's key, its status (``ok``, ``invalid``: the hardware or the
+workload did not validate; ``failed``: the engine refused it) with the reason, and the metrics
+(under archsim's vectorised roofline, and for an evaluator whose metrics are floats, as a
 :class:`~archsim.sweep.rows.ChunkRows`: the rows held as columns, read as the same dicts). The
 chunk's hardware points are built together (:class:`~archsim.sweep.columns.ChunkBuilder`). An
 invalid point never stops the sweep; a bug (any error that is not an
@@ -32,9 +33,9 @@ import numpy as np
 from archsim.errors import ArchsimError, SweepError
 from archsim.sweep.columns import ChunkBuilder
 from archsim.sweep.points import PointBuilder, apply_overrides
-from archsim.sweep.rows import RowsBuilder
+from archsim.sweep.rows import ChunkRows, RowsBuilder
 
-__all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "ChunkPayload", "evaluate_chunk",
+__all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "PointTasks", "ChunkPayload", "evaluate_chunk",
            "apply_overrides", "flatten_run", "work_key", "one_line"]
 
 
@@ -90,6 +91,10 @@ class EngineEvaluator:
         if not self.columnar:
             raise SweepError(f"engine {self.engine!r} gives per-point metrics, not columns")
         frame = estimate_many(work, list(hardware), **dict(self.options))
+        if all(dtype == np.float64 for dtype in frame.dtypes):
+            # Every column a float64 metric (the roofline's frame): each column of its one block.
+            block = frame.to_numpy()
+            return {str(c): block[:, j] for j, c in enumerate(frame.columns)}
         numeric = frame.select_dtypes("number")
         return {str(c): numeric[c].to_numpy(dtype=float) for c in numeric.columns}
 
@@ -164,8 +169,27 @@ def work_key(work: Any, params: Mapping[str, Any]) -> str:
     content = getattr(work, "content_hash", None)
     if callable(content):
         return f"hash:{content()}"
-    # Ops and graphs are frozen dataclasses: their repr lists every field, deterministically.
-    return "repr:" + hashlib.sha256(repr(work).encode()).hexdigest()
+    # Ops and graphs are frozen dataclasses: their repr lists every field, deterministically. The
+    # text is kept on such an object (its fields cannot change), so a workload swept again is not
+    # printed and hashed again (~0.7 ms for ResNet-50).
+    held = vars(work) if _frozen_dataclass(work) and hasattr(work, "__dict__") else None
+    text = None if held is None else held.get(_WORK_KEY)
+    if text is None:
+        text = "repr:" + hashlib.sha256(repr(work).encode()).hexdigest()
+        if held is not None:
+            held[_WORK_KEY] = text
+    return text  # type: ignore[no-any-return]
+
+
+_WORK_KEY = "_archsim_work_key"
+"""Key of a frozen dataclass workload's :func:`work_key` text in its instance ``__dict__`` (not a
+field: its ``==``, ``hash`` and ``repr`` do not see it)."""
+
+
+def _frozen_dataclass(obj: Any) -> bool:
+    """Whether ``obj`` is an instance of a frozen dataclass."""
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return params is not None and not isinstance(obj, type) and bool(params.frozen)
 
 
 def one_line(exc: BaseException) -> str:
@@ -192,6 +216,57 @@ class PointTask:
         task = object.__new__(cls)
         task.__dict__.update(key=key, overrides=overrides, work_params=work_params)
         return task
+
+
+class PointTasks(Sequence[PointTask]):
+    """A chunk's tasks as columns: what a sweep sends instead of a list of :class:`PointTask`.
+
+    Point ``i`` has key ``keys[i]``, the hardware overrides ``(paths[j], values[j][i])`` for each
+    path ``j`` (every point of a sweep overrides the same paths) and the workload parameters
+    ``work_params[i]`` (``()`` for every point where ``work_params`` is None). It reads as the
+    sequence of those tasks, so any executor or evaluator sees the tasks as always, while
+    :func:`evaluate_chunk` takes the columns as they are (no task object per point).
+    """
+
+    __slots__ = ("keys", "paths", "values", "work_params")
+
+    def __init__(self, keys: list[str], paths: tuple[tuple[str | int, ...], ...], values: list[list[Any]],
+                 work_params: list[tuple[tuple[str, Any], ...]] | None) -> None:
+        n = len(keys)
+        if len(values) != len(paths) or any(len(v) != n for v in values) or (
+                work_params is not None and len(work_params) != n):
+            raise ValueError("PointTasks needs one value per path and one work parameter tuple per point")
+        self.keys, self.paths, self.values, self.work_params = keys, paths, values, work_params
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not isinstance(i, int):
+            raise TypeError(f"PointTasks indices are integers or slices, not {type(i).__name__}")
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        overrides = tuple(zip(self.paths, [v[i] for v in self.values], strict=True))
+        return PointTask.of(self.keys[i], overrides, () if self.work_params is None else self.work_params[i])
+
+    def __iter__(self) -> Iterator[PointTask]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.keys, self.paths, self.values, self.work_params
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.keys, self.paths, self.values, self.work_params = state
 
 
 @dataclass(frozen=True)
@@ -270,98 +345,165 @@ def evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask]) -> Sequenc
         return _evaluate_chunk(payload, tasks, columnar)
 
 
-def _point_validator(base_dump: Mapping[str, Any]) -> Callable[[Sequence[Any]], list[Any]]:
-    """[overrides of each point] -> [validated hardware, or the ArchsimError of its validation]:
+def _built(base_dump: Mapping[str, Any], tasks: Sequence[PointTask]) -> list[Any]:
+    """Each task's validated hardware, or the ArchsimError of its validation, in task order:
     through a :class:`~archsim.sweep.columns.ChunkBuilder` of the base (the chunk's points built
-    together as column overrides, only the tables they touch validated again), or whole dumps if
-    the base itself does not validate (each point then reports the base's problem)."""
+    together as column overrides, only the tables they touch validated again; a :class:`PointTasks`
+    chunk's columns as they are, the same models), or whole dumps if the base itself does not
+    validate (each point then reports the base's problem)."""
     from archsim.presets import validate_hardware
 
     try:
-        return ChunkBuilder(PointBuilder(base_dump, "point")).build
+        builder = ChunkBuilder(PointBuilder(base_dump, "point"))
     except ArchsimError:
-        def whole(points: Sequence[Any]) -> list[Any]:
-            out: list[Any] = []
-            for overrides in points:
-                try:
-                    out.append(validate_hardware(apply_overrides(base_dump, overrides), "point"))
-                except ArchsimError as exc:
-                    out.append(exc)
-            return out
-
-        return whole
+        out: list[Any] = []
+        for task in tasks:
+            try:
+                out.append(validate_hardware(apply_overrides(base_dump, task.overrides), "point"))
+            except ArchsimError as exc:
+                out.append(exc)
+        return out
+    if isinstance(tasks, PointTasks):
+        return builder.build_columns(tasks.paths, tasks.values, len(tasks))
+    return builder.build([task.overrides for task in tasks])
 
 
 def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask], columnar: bool) -> Sequence[dict[str, Any]]:
-    built = _point_validator(payload.base_dump)([task.overrides for task in tasks])
-    out = RowsBuilder([task.key for task in tasks]) if columnar else None
-    rows: list[dict[str, Any] | None] = [None] * len(tasks)
+    built = _built(payload.base_dump, tasks)
+    if isinstance(tasks, PointTasks):
+        keys = tasks.keys
+        params_of: Sequence[tuple[tuple[str, Any], ...]] = (
+            tasks.work_params if tasks.work_params is not None else [()] * len(keys))
+    else:
+        keys = [task.key for task in tasks]
+        params_of = [task.work_params for task in tasks]
+    out = RowsBuilder(keys) if columnar else None
+    # A per-point evaluator's rows: the failed points, and each group's points that ran with their metrics.
+    fails: list[tuple[int, str, str]] = []
+    done: list[tuple[list[int], list[dict[str, Any]]]] = []
 
     def failed(i: int, status: str, error: str) -> None:
         if out is not None:
             out.failed(i, status, error)
         else:
-            rows[i] = {"key": tasks[i].key, "status": status, "error": error}
+            fails.append((i, status, error))
 
-    groups: dict[tuple[tuple[str, Any], ...], list[tuple[int, Any]]] = {}
+    # Each group of points sharing workload parameters: their indices and hardware, in task order.
+    groups: dict[tuple[tuple[str, Any], ...], tuple[list[int], list[Any]]] = {}
     works: dict[tuple[tuple[str, Any], ...], Any] = {}
-    for i, task in enumerate(tasks):
-        hw = built[i]
-        try:
-            if isinstance(hw, ArchsimError):
-                raise hw
-            if task.work_params not in works:
-                works[task.work_params] = _build_work(payload.work, dict(task.work_params))
-        except ArchsimError as exc:
-            failed(i, "invalid", one_line(exc))
+    for i, (hw, params) in enumerate(zip(built, params_of, strict=True)):
+        if isinstance(hw, ArchsimError):
+            failed(i, "invalid", one_line(hw))
             continue
-        groups.setdefault(task.work_params, []).append((i, hw))
-    for params, members in groups.items():
+        if params not in works:
+            try:
+                works[params] = _build_work(payload.work, dict(params))
+            except ArchsimError as exc:
+                failed(i, "invalid", one_line(exc))
+                continue
+        group = groups.get(params)
+        if group is None:
+            group = groups[params] = ([], [])
+        group[0].append(i)
+        group[1].append(hw)
+    for params, (at, hardware) in groups.items():
         work = works[params]
         try:
             evaluator = _point_evaluator(payload.evaluator, dict(params))
         except ArchsimError as exc:
-            for i, _hw in members:
+            for i in at:
                 failed(i, "invalid", one_line(exc))
             continue
         if out is not None:
-            _run_columns(evaluator, work, members, out)
+            _run_columns(evaluator, work, at, hardware, out)
             continue
         try:
-            metrics = evaluator(work, [hw for _, hw in members])
+            metrics = evaluator(work, hardware)
         except ArchsimError:
             # One bad point must not fail its neighbours: retry one by one to find it.
             metrics = []
-            for _i, hw in members:
+            for hw in hardware:
                 try:
                     metrics.extend(evaluator(work, [hw]))
                 except ArchsimError as exc:
                     metrics.append({"__error__": one_line(exc)})  # type: ignore[dict-item]
-        if len(metrics) != len(members):
-            raise SweepError(f"evaluator returned {len(metrics)} rows for {len(members)} points")
-        for (i, _hw), m in zip(members, metrics, strict=True):
+        if len(metrics) != len(at):
+            raise SweepError(f"evaluator returned {len(metrics)} rows for {len(at)} points")
+        ran: tuple[list[int], list[dict[str, Any]]] = ([], [])
+        for i, m in zip(at, metrics, strict=True):
             if "__error__" in m:
                 failed(i, "failed", m["__error__"])
             else:
-                rows[i] = {"key": tasks[i].key, "status": "ok", "error": None, **m}
+                ran[0].append(i)
+                ran[1].append(m)
+        done.append(ran)
     if out is not None:
         return out.result()
+    plain = _float_rows(keys, fails, done)
+    return plain if plain is not None else _dict_rows(keys, fails, done)
+
+
+_RESERVED = frozenset({"key", "status", "error"})
+
+
+def _float_rows(keys: list[str], fails: list[tuple[int, str, str]],
+                done: list[tuple[list[int], list[dict[str, Any]]]]) -> ChunkRows | None:
+    """The rows of :func:`_dict_rows` as a :class:`~archsim.sweep.rows.ChunkRows` (the same row
+    dicts, frames and table) where every group's metrics are dicts with the same names in the same
+    order and Python float values; None otherwise."""
+    out = RowsBuilder(keys)
+    for i, status, error in fails:
+        out.failed(i, status, error)
+    for at, metrics in done:
+        if not at:
+            continue
+        columns = _float_columns(metrics)
+        if columns is None:
+            return None
+        out.ok(at, columns)
+    return out.result()
+
+
+def _float_columns(metrics: list[dict[str, Any]]) -> dict[str, tuple[float, ...]] | None:
+    """``metrics`` (one dict per point) as columns, name -> the points' values, where every dict
+    has the first one's names in its order (none a row's own field) and every value is a float."""
+    if set(map(type, metrics)) != {dict}:
+        return None
+    names = tuple(metrics[0])
+    if _RESERVED.intersection(names) or any(tuple(m) != names for m in metrics):
+        return None
+    columns = list(zip(*map(dict.values, metrics), strict=True)) if names else []
+    if any(set(map(type, column)) != {float} for column in columns):
+        return None
+    return dict(zip(names, columns, strict=True))
+
+
+def _dict_rows(keys: list[str], fails: list[tuple[int, str, str]],
+               done: list[tuple[list[int], list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The chunk's rows as dicts, in task order: ``key``, ``status`` and ``error``, then a point's metrics."""
+    rows: list[dict[str, Any] | None] = [None] * len(keys)
+    for i, status, error in fails:
+        rows[i] = {"key": keys[i], "status": status, "error": error}
+    for at, metrics in done:
+        for i, m in zip(at, metrics, strict=True):
+            rows[i] = {"key": keys[i], "status": "ok", "error": None, **m}
     return [r for r in rows if r is not None]
 
 
-def _run_columns(evaluator: Any, work: Any, members: list[tuple[int, Any]], out: RowsBuilder) -> None:
-    """The metric columns of one group's points into ``out``; where the engine refuses the group,
-    point by point, so one bad point does not fail its neighbours (its row says ``failed``)."""
+def _run_columns(evaluator: Any, work: Any, at: list[int], hardware: list[Any], out: RowsBuilder) -> None:
+    """The metric columns of one group's points (rows ``at``, their ``hardware``) into ``out``; where
+    the engine refuses the group, point by point, so one bad point does not fail its neighbours
+    (its row says ``failed``)."""
     try:
-        columns = evaluator.columns(work, [hw for _, hw in members])
+        columns = evaluator.columns(work, hardware)
     except ArchsimError:
-        for i, hw in members:
+        for i, hw in zip(at, hardware, strict=True):
             try:
                 out.ok([i], evaluator.columns(work, [hw]))
             except ArchsimError as exc:
                 out.failed(i, "failed", one_line(exc))
         return
-    if any(len(c) != len(members) for c in columns.values()):
+    if any(len(c) != len(at) for c in columns.values()):
         raise SweepError(f"evaluator returned columns of {sorted({len(c) for c in columns.values()})} rows for "
-                         f"{len(members)} points")
-    out.ok([i for i, _ in members], columns)
+                         f"{len(at)} points")
+    out.ok(at, columns)

@@ -20,7 +20,7 @@ message as before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -109,6 +109,12 @@ def _override_plan(cls: type[BaseModel]) -> Any:
     after = [d.func.__get__(None, cls) if isinstance(d.func, classmethod) else d.func
              for d in decorators.model_validators.values()]
     return names, frozenset(cls.model_fields), validator, after
+
+
+_SLOTS = (BaseModel.__dict__["__dict__"].__set__, BaseModel.__dict__["__pydantic_fields_set__"].__set__,
+          BaseModel.__dict__["__pydantic_extra__"].__set__, BaseModel.__dict__["__pydantic_private__"].__set__)
+"""The setters of a pydantic model's instance slots (``__dict__``, its fields set, extra and private
+values): what ``object.__setattr__`` calls for those names, without its lookup per call."""
 
 
 class PointBuilder:
@@ -284,9 +290,14 @@ class PointBuilder:
                      changes: Sequence[Mapping[str, Any] | None]) -> list[Any]:
         """:meth:`assemble` of ``model`` with each entry of ``changes`` (None for a None entry), the
         plan and the base's field values looked up once for all."""
+        return self.assemble_each(cls, model, changes, len(changes))
+
+    def assemble_each(self, cls: type[BaseModel], model: BaseModel, updates: Iterable[Any], n: int) -> list[Any]:
+        """:meth:`assemble_all` of the ``n`` entries of ``updates``, each a mapping or an iterable of
+        (field name, value) pairs (what ``dict.update`` takes; a later pair of a name wins), or None."""
         plan = self.plan(cls)
         if plan is False:
-            return [None] * len(changes)
+            return [None] * n
         after = plan[3]
         template = self._templates.get(id(model))
         if template is None or template[0] is not model:
@@ -296,9 +307,10 @@ class PointBuilder:
             data = {k: v for k, v in model.__dict__.items() if k in fields}
             template = self._templates[id(model)] = (model, data, set(data))
         _, base, base_set = template
-        size, put, make = len(base), object.__setattr__, cls.__new__
+        size, make = len(base), cls.__new__
+        set_dict, set_fields, set_extra, set_private = _SLOTS
         out: list[Any] = []
-        for change in changes:
+        for change in updates:
             if change is None:
                 out.append(None)
                 continue
@@ -306,10 +318,11 @@ class PointBuilder:
             data.update(change)
             fields_set = base_set if len(data) == size else set(data)
             new = make(cls)
-            put(new, "__dict__", data)
-            put(new, "__pydantic_fields_set__", fields_set.copy())
-            put(new, "__pydantic_extra__", None)
-            put(new, "__pydantic_private__", None)
+            # The instance's slots, as object.__setattr__ sets them (through their descriptors).
+            set_dict(new, data)
+            set_fields(new, fields_set.copy())
+            set_extra(new, None)
+            set_private(new, None)
             try:
                 for rule in after:
                     new = rule(new)

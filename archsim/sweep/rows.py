@@ -64,6 +64,23 @@ class ChunkRows(Sequence[dict[str, Any]]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    @classmethod
+    def joined(cls, parts: Sequence[ChunkRows]) -> ChunkRows:
+        """The rows of ``parts`` one after the other (metrics in the order their names first appear,
+        NaN and absent where a part has none): one frame of them is what concatenating the parts'
+        frames gives (``pd.concat(..., ignore_index=True)``)."""
+        if len(parts) == 1:
+            return parts[0]
+        names = list(dict.fromkeys(name for part in parts for name in part.metrics))
+        metrics, has = {}, {}
+        for name in names:
+            metrics[name] = np.concatenate([p.metrics[name] if name in p.metrics else np.full(len(p), np.nan)
+                                            for p in parts])
+            has[name] = np.concatenate([p.has[name] if name in p.has else np.zeros(len(p), dtype=bool)
+                                        for p in parts])
+        return cls([k for p in parts for k in p.keys], [s for p in parts for s in p.status],
+                   [e for p in parts for e in p.errors], metrics, has)
+
     def frame(self) -> pd.DataFrame:
         """The rows as a DataFrame: what :func:`rows_frame` gives for their dicts, from the columns."""
         data: dict[str, Any] = {"key": self.keys, "status": self.status, "error": self.errors}

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from archsim.errors import SweepError
-from archsim.sweep.rows import rows_frame
+from archsim.sweep.rows import ChunkRows, rows_frame
 
 __all__ = ["Store", "MemoryStore", "ParquetStore", "StoreWarning", "point_key", "point_key_of_text", "key_prefix",
            "key_suffix", "override_text", "store_lock"]
@@ -142,24 +142,43 @@ def _select(frame: pd.DataFrame, keys: Iterable[str] | None) -> pd.DataFrame:
     mask = ~key.duplicated(keep="first").to_numpy()
     if keys is not None:
         mask &= key.isin(keys if isinstance(keys, list | tuple | set | frozenset) else list(keys)).to_numpy()
+    if mask.all() and isinstance(frame.index, pd.RangeIndex) and frame.index.start == 0 and frame.index.step == 1:
+        return frame  # every row kept, already numbered from 0: what the copy below gives
     return frame[mask].reset_index(drop=True)
 
 
 class MemoryStore:
-    """Rows kept in memory (a sweep without a store directory)."""
+    """Rows kept in memory (a sweep without a store directory).
+
+    Each written chunk is kept as it came when it is a :class:`~archsim.sweep.rows.ChunkRows` (its
+    columns; nothing reads or changes them afterwards), else as its frame; :meth:`finished` makes
+    one frame of them, what concatenating the chunks' frames gives."""
 
     def __init__(self) -> None:
-        self._frames: list[pd.DataFrame] = []
+        self._parts: list[ChunkRows | pd.DataFrame] = []
 
     def finished(self, keys: Iterable[str] | None = None, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """The finished rows (of ``keys`` if given; only ``columns`` of them, where given, that exist)."""
-        frames = [_columns(f, columns) for f in self._frames]
-        frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        joined = self.chunk_rows()
+        if joined is not None:
+            # One frame from the joined columns: the concatenation of the chunks' frames.
+            frame = _columns(joined.frame(), columns)
+        else:
+            frames = [_columns(rows_frame(p) if isinstance(p, ChunkRows) else p, columns) for p in self._parts]
+            frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return _select(frame, keys)
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
         if rows:
-            self._frames.append(rows_frame(rows))
+            self._parts.append(rows if isinstance(rows, ChunkRows) else rows_frame(rows))
+
+    def chunk_rows(self) -> ChunkRows | None:
+        """Every row written, in write order, as one ChunkRows where every chunk came as one (else
+        None): the columns :meth:`finished` makes its frame of."""
+        parts = self._parts
+        if not parts or not all(isinstance(p, ChunkRows) for p in parts):
+            return None
+        return ChunkRows.joined(parts)  # type: ignore[arg-type]
 
 
 def _sha256(path: Path) -> str:
