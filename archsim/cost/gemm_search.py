@@ -21,6 +21,8 @@ is the one-row-at-a-time choice to the last bit.
 
 :func:`mapper_rows` is the L2 tiling mapper of :func:`archsim.cost.traffic.gemm_bytes_rows` (the DRAM
 bytes the search starts from), compiled for the same reason: one call for all of an estimate's GEMMs.
+:func:`stream_rows` is the streaming-kernel model of :func:`archsim.cost.kernels.gpu_stream` over a
+stacked pass's rows, in one loop instead of a few dozen numpy passes.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows"]
+__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows",
+           "STREAM_POINT_FIELDS", "STREAM_OUT_FIELDS", "stream_rows"]
 
 OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 """Columns of the GEMM table (one row per distinct GEMM)."""
@@ -548,3 +551,109 @@ def mapper_rows(m, n, k, batch, a, b, c, a_pass, cap, bits_m, bits_n, out):  # p
             q = (ap * ceil_n[j] + bkn + cmn) * br if fits else untiled
             q_b = _min(q_b, q)
         out[r] = _min(_min(q_os, q_a), q_b)
+
+
+STREAM_POINT_FIELDS = ("vector_rate", "sm_count", "clock_hz", "vector_efficiency", "sfu_per_sm",
+                       "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
+                       "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s",
+                       "dram_loaded_latency_coefficient", "max_warps", "warp_size", "blocks_per_sm")
+"""Rows of :func:`stream_rows`' point table (one column per hardware point): the CUDA-core FLOP/cycle/SM
+of the kernel's precision, fields of the parameter pack, and the default block's occupancy."""
+
+STREAM_OUT_FIELDS = ("time_s", "compute_s", "special_s", "l2_s", "dram_s", "fill_s", "achieved_occupancy",
+                     "blocks")
+"""Rows of :func:`stream_rows`' output table: fields of :class:`archsim.cost.kernels.StreamKernel`."""
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _np_max(a, b):  # pragma: no cover - numba
+    """``numpy.maximum`` of two floats: NaN propagates (the first NaN), a tie (+0 and -0) gives ``b``."""
+    return a if (a > b or a != a) else b
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _np_min(a, b):  # pragma: no cover - numba
+    """``numpy.minimum`` of two floats: NaN propagates (the first NaN), a tie (+0 and -0) gives ``b``."""
+    return a if (a < b or a != a) else b
+
+
+@njit(cache=True, error_model="numpy")
+def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, points, threads_per_block,
+                bytes_per_thread, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(STREAM_OUT_FIELDS) x rows) with :func:`archsim.cost.kernels.gpu_stream` of
+    G streaming kernels at H points (independent accesses, no read fraction): row ``g * H + h`` is
+    kernel ``g`` (``vector_flop``, ``special_flop``, ``threads_total``: (G,)) on point ``h``
+    (``points``: (STREAM_POINT_FIELDS, H)) with ``l2_bytes`` and ``dram_bytes`` (G*H,). Each value is
+    the operation the array model makes on the same numbers, in its order (``numpy.maximum`` and
+    ``minimum`` as :func:`_np_max`, :func:`_np_min`)."""
+    h = points.shape[1]
+    res = np.empty(len(STREAM_OUT_FIELDS) * BLOCK_ROWS)
+    for g in range(vector_flop.shape[0]):
+        vector, special_work, threads = vector_flop[g], special_flop[g], threads_total[g]
+        blocks = np.ceil(threads / threads_per_block)
+        positive = vector > 0
+        # A kernel's points in blocks: each block's figures into ``res`` (one loop, SIMD across the
+        # points), then copied to its rows of ``out``.
+        for j0 in range(0, h, BLOCK_ROWS):
+            n = min(BLOCK_ROWS, h - j0)
+            r0 = g * h + j0
+            for i in range(n):
+                j = j0 + i
+                sm = points[1, j]
+                clock = points[2, j]
+                efficiency = points[3, j]
+                l2_latency = points[9, j]
+                resident = sm * _np_max(points[14, j], 1.0)
+                resident = _np_min(blocks, resident)
+                inflight = resident * threads_per_block
+                inflight = inflight * bytes_per_thread
+                busy = _np_min(sm, blocks)
+                rate = points[0, j] * clock
+                rate = rate * efficiency
+                rate = rate * busy
+                rate = _np_max(rate, 1e-300)
+                compute = vector / rate if positive else 0.0
+                special = points[4, j] * clock
+                special = special * efficiency
+                special = special * busy
+                special = special_work / special
+                l2_bw = points[5, j] * points[6, j]
+                dram_peak = points[7, j] * points[8, j]
+                load_latency = l2_latency + points[10, j]
+                l2_bw = _np_min(l2_bw, inflight / l2_latency)
+                c = points[11, j]
+                # kernels.loaded_little_bandwidth: where the coefficient is positive, the loaded
+                # latency's root times the peak, else the knee (both computed, one kept)
+                knee = _np_min(dram_peak, inflight / load_latency)
+                x = inflight / dram_peak
+                root = load_latency - x
+                root = root * root
+                term = 4.0 * c
+                term = term * load_latency
+                term = term * x
+                root = root + term
+                root = np.sqrt(root)
+                term = load_latency + x
+                term = term + root
+                loaded = dram_peak * ((2.0 * x) / term)
+                dram_bw = loaded if c > 0.0 else knee
+                l2 = l2_bytes[r0 + i] / l2_bw
+                dram = dram_bytes[r0 + i]
+                dram_s = dram / dram_bw
+                fill = load_latency if dram > 0 else l2_latency
+                time = _np_max(compute, special)
+                time = _np_max(time, _np_max(l2, dram_s))
+                occupancy = resident / sm
+                occupancy = occupancy * threads_per_block
+                occupancy = occupancy / (points[12, j] * points[13, j])
+                res[i] = time + fill
+                res[BLOCK_ROWS + i] = compute
+                res[2 * BLOCK_ROWS + i] = special
+                res[3 * BLOCK_ROWS + i] = l2
+                res[4 * BLOCK_ROWS + i] = dram_s
+                res[5 * BLOCK_ROWS + i] = fill
+                res[6 * BLOCK_ROWS + i] = _np_min(occupancy, 1.0)
+                res[7 * BLOCK_ROWS + i] = blocks
+            for f in range(len(STREAM_OUT_FIELDS)):
+                for i in range(n):
+                    out[f, r0 + i] = res[f * BLOCK_ROWS + i]

@@ -677,16 +677,25 @@ def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, speci
 
 def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
                  dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None,
-                 blocks_per_sm: np.ndarray | None = None) -> tuple:
+                 blocks_per_sm: np.ndarray | None = None,
+                 stacked: tuple[GPUParams, np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays).
 
     ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1; ``blocks_per_sm``
     the default block's occupancy per row when the caller has it (:func:`kernels.stream_blocks_per_sm`).
+    ``stacked``: (``base``, vector FLOP, special FLOP, threads per kernel) when the rows are G kernels
+    at the points of the pack ``base`` (``p`` is ``base`` tiled, op-major, with ``vector``,
+    ``special`` and ``threads_total`` those values repeated): the kernel model runs compiled over the
+    rows (:func:`kernels.gpu_stream_stacked`), with the same floats.
     """
-    vkey = _vector_key(p, prec)
+    vkey = _vector_key(p if stacked is None else stacked[0], prec)
     l2 = dram if l2_bytes is None else np.maximum(l2_bytes, dram)
-    k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total,
-                      blocks_per_sm=blocks_per_sm)
+    if stacked is None:
+        k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total,
+                          blocks_per_sm=blocks_per_sm)
+    else:
+        base, per_vector, per_special, per_threads = stacked
+        k = kn.gpu_stream_stacked(base, vkey, per_vector, per_special, per_threads, l2, dram, blocks_per_sm)
     times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
              "memory:dram": k.dram_s}
     overhead = p.launch_overhead_s + k.fill_s
