@@ -577,6 +577,74 @@ def _np_min(a, b):  # pragma: no cover - numba
     return a if (a < b or a != a) else b
 
 
+@njit(cache=True, inline="always", error_model="numpy")
+def _stream_rates(points, j, busy):  # pragma: no cover - numba
+    """(CUDA-core FLOP/s, SFU op/s) of a streaming kernel on ``busy`` SMs of point ``j``."""
+    clock = points[2, j]
+    efficiency = points[3, j]
+    rate = points[0, j] * clock
+    rate = rate * efficiency
+    rate = rate * busy
+    special = points[4, j] * clock
+    special = special * efficiency
+    special = special * busy
+    return _np_max(rate, 1e-300), special
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _stream_bandwidths(points, j, resident, threads_per_block, bytes_per_thread):  # pragma: no cover - numba
+    """(L2 bandwidth, DRAM bandwidth, achieved occupancy) of a streaming kernel with ``resident``
+    blocks on point ``j``: its bytes in flight by Little's law, the DRAM latency loaded where the
+    point's coefficient is positive (kernels.loaded_little_bandwidth; the knee otherwise, both
+    computed and one kept)."""
+    sm = points[1, j]
+    l2_latency = points[9, j]
+    inflight = resident * threads_per_block
+    inflight = inflight * bytes_per_thread
+    l2_bw = points[5, j] * points[6, j]
+    dram_peak = points[7, j] * points[8, j]
+    load_latency = l2_latency + points[10, j]
+    l2_bw = _np_min(l2_bw, inflight / l2_latency)
+    c = points[11, j]
+    knee = _np_min(dram_peak, inflight / load_latency)
+    x = inflight / dram_peak
+    root = load_latency - x
+    root = root * root
+    term = 4.0 * c
+    term = term * load_latency
+    term = term * x
+    root = root + term
+    root = np.sqrt(root)
+    term = load_latency + x
+    term = term + root
+    loaded = dram_peak * ((2.0 * x) / term)
+    occupancy = resident / sm
+    occupancy = occupancy * threads_per_block
+    occupancy = occupancy / (points[12, j] * points[13, j])
+    return l2_bw, loaded if c > 0.0 else knee, _np_min(occupancy, 1.0)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _stream_row(res, i, vector, special_work, positive, rate, special, l2_bw, dram_bw, occupancy, blocks,
+                l2_bytes, dram, l2_latency, load_latency):  # pragma: no cover - numba
+    """Write one row's figures (:data:`STREAM_OUT_FIELDS`) to column ``i`` of ``res``."""
+    compute = vector / rate if positive else 0.0
+    special = special_work / special
+    l2 = l2_bytes / l2_bw
+    dram_s = dram / dram_bw
+    fill = load_latency if dram > 0 else l2_latency
+    time = _np_max(compute, special)
+    time = _np_max(time, _np_max(l2, dram_s))
+    res[i] = time + fill
+    res[BLOCK_ROWS + i] = compute
+    res[2 * BLOCK_ROWS + i] = special
+    res[3 * BLOCK_ROWS + i] = l2
+    res[4 * BLOCK_ROWS + i] = dram_s
+    res[5 * BLOCK_ROWS + i] = fill
+    res[6 * BLOCK_ROWS + i] = occupancy
+    res[7 * BLOCK_ROWS + i] = blocks
+
+
 @njit(cache=True, error_model="numpy")
 def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, points, threads_per_block,
                 bytes_per_thread, out):  # pragma: no cover - numba
@@ -585,9 +653,26 @@ def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, 
     kernel ``g`` (``vector_flop``, ``special_flop``, ``threads_total``: (G,)) on point ``h``
     (``points``: (STREAM_POINT_FIELDS, H)) with ``l2_bytes`` and ``dram_bytes`` (G*H,). Each value is
     the operation the array model makes on the same numbers, in its order (``numpy.maximum`` and
-    ``minimum`` as :func:`_np_max`, :func:`_np_min`)."""
+    ``minimum`` as :func:`_np_max`, :func:`_np_min`).
+
+    A kernel whose blocks fill a point (at least its SMs, a positive number, and its resident blocks
+    ``sm x max(blocks per SM, 1)``) has that point's rates, bandwidths and occupancy: the minima
+    with its blocks give the point's own values there, so they are computed once per point
+    (``sat``) and a block of such points runs only the kernel's own divisions."""
     h = points.shape[1]
     res = np.empty(len(STREAM_OUT_FIELDS) * BLOCK_ROWS)
+    sat = np.empty(6 * h)  # per point: resident blocks, FLOP/s, SFU op/s, L2 and DRAM bandwidth, occupancy
+    for j in range(h):
+        sm = points[1, j]
+        resident = sm * _np_max(points[14, j], 1.0)
+        rate, special = _stream_rates(points, j, sm)
+        l2_bw, dram_bw, occupancy = _stream_bandwidths(points, j, resident, threads_per_block, bytes_per_thread)
+        sat[j] = resident
+        sat[h + j] = rate
+        sat[2 * h + j] = special
+        sat[3 * h + j] = l2_bw
+        sat[4 * h + j] = dram_bw
+        sat[5 * h + j] = occupancy
     for g in range(vector_flop.shape[0]):
         vector, special_work, threads = vector_flop[g], special_flop[g], threads_total[g]
         blocks = np.ceil(threads / threads_per_block)
@@ -597,63 +682,27 @@ def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, 
         for j0 in range(0, h, BLOCK_ROWS):
             n = min(BLOCK_ROWS, h - j0)
             r0 = g * h + j0
+            full = True
             for i in range(n):
-                j = j0 + i
-                sm = points[1, j]
-                clock = points[2, j]
-                efficiency = points[3, j]
-                l2_latency = points[9, j]
-                resident = sm * _np_max(points[14, j], 1.0)
-                resident = _np_min(blocks, resident)
-                inflight = resident * threads_per_block
-                inflight = inflight * bytes_per_thread
-                busy = _np_min(sm, blocks)
-                rate = points[0, j] * clock
-                rate = rate * efficiency
-                rate = rate * busy
-                rate = _np_max(rate, 1e-300)
-                compute = vector / rate if positive else 0.0
-                special = points[4, j] * clock
-                special = special * efficiency
-                special = special * busy
-                special = special_work / special
-                l2_bw = points[5, j] * points[6, j]
-                dram_peak = points[7, j] * points[8, j]
-                load_latency = l2_latency + points[10, j]
-                l2_bw = _np_min(l2_bw, inflight / l2_latency)
-                c = points[11, j]
-                # kernels.loaded_little_bandwidth: where the coefficient is positive, the loaded
-                # latency's root times the peak, else the knee (both computed, one kept)
-                knee = _np_min(dram_peak, inflight / load_latency)
-                x = inflight / dram_peak
-                root = load_latency - x
-                root = root * root
-                term = 4.0 * c
-                term = term * load_latency
-                term = term * x
-                root = root + term
-                root = np.sqrt(root)
-                term = load_latency + x
-                term = term + root
-                loaded = dram_peak * ((2.0 * x) / term)
-                dram_bw = loaded if c > 0.0 else knee
-                l2 = l2_bytes[r0 + i] / l2_bw
-                dram = dram_bytes[r0 + i]
-                dram_s = dram / dram_bw
-                fill = load_latency if dram > 0 else l2_latency
-                time = _np_max(compute, special)
-                time = _np_max(time, _np_max(l2, dram_s))
-                occupancy = resident / sm
-                occupancy = occupancy * threads_per_block
-                occupancy = occupancy / (points[12, j] * points[13, j])
-                res[i] = time + fill
-                res[BLOCK_ROWS + i] = compute
-                res[2 * BLOCK_ROWS + i] = special
-                res[3 * BLOCK_ROWS + i] = l2
-                res[4 * BLOCK_ROWS + i] = dram_s
-                res[5 * BLOCK_ROWS + i] = fill
-                res[6 * BLOCK_ROWS + i] = _np_min(occupancy, 1.0)
-                res[7 * BLOCK_ROWS + i] = blocks
+                sm = points[1, j0 + i]
+                full = full and sm > 0.0 and blocks >= sm and blocks >= sat[j0 + i]
+            if full:
+                for i in range(n):
+                    j = j0 + i
+                    l2_latency = points[9, j]
+                    _stream_row(res, i, vector, special_work, positive, sat[h + j], sat[2 * h + j], sat[3 * h + j],
+                                sat[4 * h + j], sat[5 * h + j], blocks, l2_bytes[r0 + i], dram_bytes[r0 + i],
+                                l2_latency, l2_latency + points[10, j])
+            else:
+                for i in range(n):
+                    j = j0 + i
+                    resident = _np_min(blocks, sat[j])
+                    rate, special = _stream_rates(points, j, _np_min(points[1, j], blocks))
+                    l2_bw, dram_bw, occupancy = _stream_bandwidths(points, j, resident, threads_per_block,
+                                                                   bytes_per_thread)
+                    l2_latency = points[9, j]
+                    _stream_row(res, i, vector, special_work, positive, rate, special, l2_bw, dram_bw, occupancy,
+                                blocks, l2_bytes[r0 + i], dram_bytes[r0 + i], l2_latency, l2_latency + points[10, j])
             for f in range(len(STREAM_OUT_FIELDS)):
                 for i in range(n):
                     out[f, r0 + i] = res[f * BLOCK_ROWS + i]

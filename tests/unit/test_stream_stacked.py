@@ -57,3 +57,27 @@ def test_stacked_stream_equals_the_array_model(seed, g, odd, zeros):
         got = kn.gpu_stream_stacked(p, "fp32", vector, special, threads, l2, dram, bps)
     for f in dataclasses.fields(kn.StreamKernel):
         assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), small=st.integers(0, 3))
+def test_filled_and_partly_filled_point_blocks_equal_the_array_model(seed, small):
+    # 70 points (two blocks of points): kernels from one thread to millions, so that a kernel fills
+    # every point of a block, some of them or none (each block its own path), SM counts from 8 to 160.
+    devices = [presets.load_preset(name) for name in ("gpu/v100-sxm2-16gb", "gpu/t4", "gpu/h100-sxm5-80gb")]
+    base = GPUParams.from_devices([devices[i % 3] for i in range(70)])
+    rng = np.random.default_rng(seed)
+    p = dataclasses.replace(base, sm_count=rng.choice([8.0, 40.0, 80.0, 160.0], base.n))
+    h, g = p.n, 4
+    threads = np.asarray([1.0, 10.0 ** (2 + small), 3e5, 5e7])
+    vector, special = rng.random(g) * 1e9, rng.random(g) * 1e6
+    dram = rng.random(g * h) * 1e9
+    l2 = np.maximum(rng.random(g * h) * 1e9, dram)
+    bps = np.tile(kn.stream_blocks_per_sm(p), g)
+    bps.flags.writeable = False
+    tiled = p.tiled(g)
+    want = kn.gpu_stream(tiled, np.repeat(vector, h), np.repeat(special, h), l2, dram,
+                         tiled.vector_flop_per_cycle_per_sm["fp16"], np.repeat(threads, h), blocks_per_sm=bps)
+    got = kn.gpu_stream_stacked(p, "fp16", vector, special, threads, l2, dram, bps)
+    for f in dataclasses.fields(kn.StreamKernel):
+        assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
