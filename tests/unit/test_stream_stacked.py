@@ -81,3 +81,38 @@ def test_filled_and_partly_filled_point_blocks_equal_the_array_model(seed, small
     got = kn.gpu_stream_stacked(p, "fp16", vector, special, threads, l2, dram, bps)
     for f in dataclasses.fields(kn.StreamKernel):
         assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
+
+
+def _same_tree(a, b) -> bool:
+    """Two stream_parts results (tuples of arrays, numbers and dicts of them) equal to the bit."""
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same_tree(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same_tree(x, y) for x, y in zip(a, b, strict=True))
+    return _same(np.broadcast_to(np.asarray(a, dtype=np.float64), np.shape(b)), np.asarray(b, dtype=np.float64))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), g=st.integers(1, 4), l2_rows=st.booleans())
+def test_stacked_stream_parts_equal_the_repeated_values(seed, g, l2_rows):
+    # stream_parts of G kernels from their values once (stacked) equals it from the values repeated
+    # over the points (the array model), zero input and output bytes (no write share) included.
+    from archsim.cost import gpu as gc
+
+    p = _pack(seed, [])
+    rng = np.random.default_rng(seed)
+    h = p.n
+    values = np.column_stack([rng.choice([1.0, 2.0, 4.0], g), rng.random(g) * 1e9, rng.random(g) * 1e6,
+                              rng.random(g) * 1e8 * (rng.random(g) > 0.3), rng.random(g) * 1e8 * (rng.random(g) > 0.3)])
+    threads = np.fmax(1.0, rng.random(g) * 1e7)
+    dram = rng.random(g * h) * 1e9
+    l2 = rng.random(g * h) * 2e9 if l2_rows else None
+    bps = np.tile(kn.stream_blocks_per_sm(p), g)
+    bps.flags.writeable = False
+    tiled = p.tiled(g)
+    e, vector, special, in_b, out_b = values.repeat(h, axis=0).T
+    want = gc.stream_parts(tiled, "fp16", e, vector, special, in_b, out_b, dram, threads.repeat(h), l2_bytes=l2,
+                           blocks_per_sm=bps)
+    got = gc.stream_parts(tiled, "fp16", None, None, None, None, None, dram, l2_bytes=l2, blocks_per_sm=bps,
+                          stacked=(p, values, threads))
+    assert _same_tree(got, want)
