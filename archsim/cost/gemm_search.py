@@ -21,6 +21,8 @@ is the one-row-at-a-time choice to the last bit.
 
 :func:`mapper_rows` is the L2 tiling mapper of :func:`archsim.cost.traffic.gemm_bytes_rows` (the DRAM
 bytes the search starts from), compiled for the same reason: one call for all of an estimate's GEMMs.
+:func:`stream_rows` is the streaming-kernel model of :func:`archsim.cost.kernels.gpu_stream` over a
+stacked pass's rows, in one loop instead of a few dozen numpy passes.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows"]
+__all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows",
+           "STREAM_POINT_FIELDS", "STREAM_OUT_FIELDS", "stream_rows"]
 
 OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 """Columns of the GEMM table (one row per distinct GEMM)."""
@@ -108,11 +111,17 @@ BLOCK_ROWS = 64
 
 ROW_FIELDS = ("sm_count", "stages_in_flight", "sm_rate", "l1_bandwidth_per_sm_bytes_per_s", "inv_l2_peak",
               "dram_peak", "inv_dram_peak", "l2_latency_s", "dram_latency_s", "fill_latency_s", "launch_overhead_s",
-              "gemm_cluster_size", "gemm_max_split_k", "dram_min", "a_stream", "max_warps")
+              "gemm_cluster_size", "gemm_max_split_k", "dram_min", "a_stream", "max_warps", "zero_reduce_s")
 """Rows of a block's per-row table (:func:`_row_values`; flat, value ``f`` of row ``i`` at
 ``f * BLOCK_ROWS + i``): a row's point values as the model combines them before any candidate (its
-peaks, their reciprocals, the SM's FLOP rate), the row's DRAM bytes and A-stream factor, and the SM's
-warp limit (for the achieved occupancy)."""
+peaks, their reciprocals, the SM's FLOP rate), the row's DRAM bytes and A-stream factor, the SM's
+warp limit (for the achieved occupancy), and the split-K reduction time of a candidate without one
+(``0.0 / dram_peak``: the quotient the model takes for its zero reduction bytes)."""
+
+KEEP_CANDIDATES = 8
+"""Most candidates of a search whose blocks keep each row's figures as the scoring takes a candidate
+(:func:`_block_best`'s ``keep``) instead of running the model again for the chosen ones: with few
+candidates (a convolution library's tiles) the stores cost less than the second model run."""
 
 CHOSEN_FIELDS = (*OP_CANDIDATE_FIELDS, "blocks_per_sm", "split_k", "bm", "bn", "threads")
 """Rows of a block's table of each row's chosen candidate (:func:`_block_out`; flat like
@@ -147,14 +156,21 @@ def _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_strea
         rv[13 * BLOCK_ROWS + i] = dram_min[r]
         rv[14 * BLOCK_ROWS + i] = a_stream[r]
         rv[15 * BLOCK_ROWS + i] = pt[11]
+        rv[16 * BLOCK_ROWS + i] = 0.0 / dram_peak
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _candidate(c, cs, jc, rv, i, bps, split):  # pragma: no cover - numba
+def _candidate(c, cs, jc, rv, i, bps, split, unit_share=False, no_reduce=False):  # pragma: no cover - numba
     """The kernel model of one (GEMM, row ``i``, candidate): see :mod:`archsim.cost.kernels` for the
     formulas. The candidate's point-free values (:data:`OP_CANDIDATE_FIELDS`) are ``c[f * cs + jc]``
     (the GEMM's candidate table, or a block's table of each row's chosen candidate), the row's values
     ``rv[f * BLOCK_ROWS + i]`` (:func:`_row_values`).
+
+    Two quotients are known without their division where the caller knows it of a whole block:
+    ``unit_share`` (the cluster size is at most 1 and ``m_tiles`` a number, so the B-tile share is
+    exactly 1.0 and ``bn_b / share`` is ``bn_b``), ``no_reduce`` (a candidate without split-K, whose
+    reduction bytes are 0.0: its reduction time is the row's ``0.0 / dram_peak``). The floats are
+    those of the divisions.
 
     Returns (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots,
     waves, flop_cta, l1_cta, l2_total, dram_kernel); ``score`` = time + launches x launch overhead.
@@ -190,8 +206,8 @@ def _candidate(c, cs, jc, rv, i, bps, split):  # pragma: no cover - numba
     tail = ctas - full * slots
     # Per-block work. A cluster of CTAs along M (Hopper TMA multicast) fetches each B tile from L2 once
     # for all of them: B's L2 traffic per block is divided by the CTAs that share it.
-    share = _max(_min(cluster, m_tiles), 1.0)
-    l2_cta = (bm_a * a_stream + bn_b / share) * k_cta + c_term
+    b_cta = bn_b if unit_share else bn_b / _max(_min(cluster, m_tiles), 1.0)
+    l2_cta = (bm_a * a_stream + b_cta) * k_cta + c_term
     l2_total = ctas * l2_cta
     dram_main = _min(dram_min, l2_total)
     dram_kernel = dram_main + partial_bytes
@@ -212,7 +228,7 @@ def _candidate(c, cs, jc, rv, i, bps, split):  # pragma: no cover - numba
     t_body = _max(_max(compute, l1), _max(l2, dram))
     # The prologue of a wave loads its first k-slice cold, from DRAM through L2.
     fill = waves * fill_lat
-    reduce_s = reduce_bytes / dram_peak
+    reduce_s = rv[16 * BLOCK_ROWS + i] if no_reduce else reduce_bytes / dram_peak
     time = t_body + fill + reduce_s
     # A candidate that does not fit on an SM, or splits K more than the library does, is never chosen.
     if not bps > 0.0 or split > max_split:
@@ -224,7 +240,8 @@ def _candidate(c, cs, jc, rv, i, bps, split):  # pragma: no cover - numba
 
 
 @njit(cache=True, error_model="numpy")
-def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best):  # pragma: no cover - numba
+def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best, keep, res,
+                kept):  # pragma: no cover - numba
     """The first candidate of minimum score of each of the ``n`` rows of a block (``best``), as
     ``numpy.argmin`` over the candidates would pick it: the first on a tie, a NaN score wins.
 
@@ -232,6 +249,11 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
     the rows per candidate, the rows' running minimum kept (``best_score``); a block of one row
     (a GEMM at one point) scores its candidates in one loop instead (SIMD across candidates).
     ``occ`` and ``best_score`` hold at least max(n, candidates) values.
+
+    With ``keep`` (a block of several rows), each row's figures of the candidate it holds are kept as
+    it is taken (:func:`_score_rows`; candidate 0 is scored on every row and held first, the state
+    the first comparison with inf leaves), so :func:`_block_kept` writes them without running the
+    model again (fewer candidates than figures: a library of few tiles).
     """
     n_cand = splits.shape[0]
     if n == 1:
@@ -252,51 +274,112 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
     # inf + launches x launch overhead: inf when no overhead is NaN or -inf, a score never taken. A
     # candidate infeasible on every row of the block is then skipped.
     skip_infeasible = True
+    unit_cluster = True  # every row's cluster size at most 1 (a B-tile share of 1 where m_tiles is a number)
     for i in range(n):
         best_score[i] = math.inf  # a first score of inf is not taken, and candidate 0 stays the choice
         best[i] = 0
         skip_infeasible = skip_infeasible and rv[10 * BLOCK_ROWS + i] > -math.inf
+        unit_cluster = unit_cluster and rv[11 * BLOCK_ROWS + i] <= 1.0
     for j in range(n_cand):
         split = splits[j]
-        feasible = not skip_infeasible
+        feasible = not skip_infeasible or (keep and j == 0)
         for i in range(n):
             bps = occupancy[occupancy_row[start + i], j]
             occ[i] = bps
             feasible = feasible or (bps > 0.0 and not split > rv[12 * BLOCK_ROWS + i])
         if not feasible:
             continue
-        for i in range(n):
-            score = _candidate(oc, n_cand, j, rv, i, occ[i], split)[0]
-            held = best_score[i]
-            take = score < held or (score != score and held == held)
-            best_score[i] = score if take else held
-            best[i] = j if take else best[i]
+        m_tiles = oc[4 * n_cand + j]
+        unit = unit_cluster and m_tiles == m_tiles
+        no_reduce = not split > 1.0
+        first = j == 0
+        # The two known quotients (_candidate) and the keeping, each loop compiled with them fixed.
+        if keep:
+            if unit:
+                if no_reduce:
+                    _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, True, True, True)
+                else:
+                    _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, True, False, True)
+            elif no_reduce:
+                _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, False, True, True)
+            else:
+                _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, False, False, True)
+        elif unit:
+            if no_reduce:
+                _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, True, True, False)
+            else:
+                _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, True, False, False)
+        elif no_reduce:
+            _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, False, True, False)
+        else:
+            _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, False, False, False)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, unit_share, no_reduce,
+                keep):  # pragma: no cover - numba
+    """Score candidate ``j`` on the ``n`` rows of a block (blocks per SM ``occ``) and keep each row's
+    first minimum (``best_score``, ``best``; a NaN score wins), :func:`_candidate` with the block's
+    known quotients. With ``keep``, a row taking the candidate (every row where ``first``, the first
+    candidate) keeps its figures: those of :data:`OUT_FIELDS` the model gives (``res``; tile,
+    split-K and occupancy are left to :func:`_block_kept`) and its CTAs and slots (``kept``)."""
+    for i in range(n):
+        (score, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
+         l1_cta, l2_total, dram_kernel) = _candidate(oc, n_cand, j, rv, i, occ[i], split, unit_share, no_reduce)
+        held = best_score[i]
+        take = score < held or (score != score and held == held)
+        if keep:
+            take = take or first
+            if take:
+                res[i] = time
+                res[BLOCK_ROWS + i] = compute
+                res[2 * BLOCK_ROWS + i] = l1
+                res[3 * BLOCK_ROWS + i] = l2
+                res[4 * BLOCK_ROWS + i] = dram + reduce_s
+                res[5 * BLOCK_ROWS + i] = fill
+                res[6 * BLOCK_ROWS + i] = launches
+                res[7 * BLOCK_ROWS + i] = ctas * flop_cta
+                res[8 * BLOCK_ROWS + i] = ctas * l1_cta
+                res[9 * BLOCK_ROWS + i] = l2_total + reduce_bytes
+                res[10 * BLOCK_ROWS + i] = dram_kernel + reduce_bytes
+                res[14 * BLOCK_ROWS + i] = waves
+                res[15 * BLOCK_ROWS + i] = occ[i]
+                kept[i] = ctas
+                kept[BLOCK_ROWS + i] = slots
+        best_score[i] = score if take else held
+        best[i] = j if take else best[i]
 
 
 @njit(cache=True, error_model="numpy")
-def _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out):  # pragma: no cover - numba
-    """Write the figures of each row's chosen candidate ``best[i]`` to ``out[:, start + i]``.
-
-    The chosen candidates' values are first gathered into ``chosen`` (:data:`CHOSEN_FIELDS`), so the
-    model then runs over the rows in one loop of contiguous columns (SIMD across rows) into ``res``
-    (flat, :data:`OUT_FIELDS` x ``BLOCK_ROWS``), which is copied to ``out``.
-    """
-    n_cand = cand.shape[1]
-    n_fields = len(OP_CANDIDATE_FIELDS)
+def _block_kept(cand, rv, start, n, best, res, kept, out):  # pragma: no cover - numba
+    """:func:`_block_out` of a block scored with ``keep`` (:func:`_block_best`): the model's figures of
+    each row's chosen candidate are in ``res`` already; its tile, split-K and occupancy are added (the
+    operations of :func:`_block_out` on the same numbers) and ``res`` copied to ``out``."""
     for i in range(n):
         j = best[i]
-        for f in range(n_fields):
-            chosen[f * BLOCK_ROWS + i] = oc[f * n_cand + j]
-        chosen[n_fields * BLOCK_ROWS + i] = occupancy[occupancy_row[start + i], j]
-        chosen[(n_fields + 1) * BLOCK_ROWS + i] = cand[3, j]
-        chosen[(n_fields + 2) * BLOCK_ROWS + i] = cand[0, j]
-        chosen[(n_fields + 3) * BLOCK_ROWS + i] = cand[1, j]
-        chosen[(n_fields + 4) * BLOCK_ROWS + i] = cand[2, j]
+        ctas, slots, waves, bps = kept[i], kept[BLOCK_ROWS + i], res[14 * BLOCK_ROWS + i], res[15 * BLOCK_ROWS + i]
+        active_avg = ctas / _max(waves, 1.0)
+        res[11 * BLOCK_ROWS + i] = cand[0, j]
+        res[12 * BLOCK_ROWS + i] = cand[1, j]
+        res[13 * BLOCK_ROWS + i] = cand[3, j]
+        res[16 * BLOCK_ROWS + i] = (_min(1.0, active_avg / _max(slots, 1.0)) * bps * (cand[2, j] / 32.0)
+                                    / rv[15 * BLOCK_ROWS + i])
+    for f in range(out.shape[0]):
+        for i in range(n):
+            out[f, start + i] = res[f * BLOCK_ROWS + i]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _out_rows(chosen, rv, n, res, unit_share, no_reduce):  # pragma: no cover - numba
+    """The figures (:data:`OUT_FIELDS`) of each of the ``n`` rows' chosen candidates (``chosen``,
+    :data:`CHOSEN_FIELDS`) into ``res``: :func:`_candidate` with the block's known quotients."""
+    n_fields = len(OP_CANDIDATE_FIELDS)
     for i in range(n):
         bps = chosen[n_fields * BLOCK_ROWS + i]
         split = chosen[(n_fields + 1) * BLOCK_ROWS + i]
         (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
-         l1_cta, l2_total, dram_kernel) = _candidate(chosen, BLOCK_ROWS, i, rv, i, bps, split)
+         l1_cta, l2_total, dram_kernel) = _candidate(chosen, BLOCK_ROWS, i, rv, i, bps, split, unit_share,
+                                                        no_reduce)
         active_avg = ctas / _max(waves, 1.0)
         threads = chosen[(n_fields + 4) * BLOCK_ROWS + i]
         max_warps = rv[15 * BLOCK_ROWS + i]
@@ -317,6 +400,42 @@ def _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, r
         res[14 * BLOCK_ROWS + i] = waves
         res[15 * BLOCK_ROWS + i] = bps
         res[16 * BLOCK_ROWS + i] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (threads / 32.0) / max_warps
+
+
+@njit(cache=True, error_model="numpy")
+def _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out):  # pragma: no cover - numba
+    """Write the figures of each row's chosen candidate ``best[i]`` to ``out[:, start + i]``.
+
+    The chosen candidates' values are first gathered into ``chosen`` (:data:`CHOSEN_FIELDS`), so the
+    model then runs over the rows in one loop of contiguous columns (SIMD across rows) into ``res``
+    (flat, :data:`OUT_FIELDS` x ``BLOCK_ROWS``), which is copied to ``out``.
+    """
+    n_cand = cand.shape[1]
+    n_fields = len(OP_CANDIDATE_FIELDS)
+    unit_share = True  # every row's B-tile share exactly 1 (_candidate's unit_share)
+    no_reduce = True  # no row's candidate splits K
+    for i in range(n):
+        j = best[i]
+        for f in range(n_fields):
+            chosen[f * BLOCK_ROWS + i] = oc[f * n_cand + j]
+        chosen[n_fields * BLOCK_ROWS + i] = occupancy[occupancy_row[start + i], j]
+        chosen[(n_fields + 1) * BLOCK_ROWS + i] = cand[3, j]
+        chosen[(n_fields + 2) * BLOCK_ROWS + i] = cand[0, j]
+        chosen[(n_fields + 3) * BLOCK_ROWS + i] = cand[1, j]
+        chosen[(n_fields + 4) * BLOCK_ROWS + i] = cand[2, j]
+        m_tiles = oc[4 * n_cand + j]
+        unit_share = unit_share and rv[11 * BLOCK_ROWS + i] <= 1.0 and m_tiles == m_tiles
+        no_reduce = no_reduce and not cand[3, j] > 1.0
+    # The block's known quotients (_candidate), each loop compiled with them fixed.
+    if unit_share:
+        if no_reduce:
+            _out_rows(chosen, rv, n, res, True, True)
+        else:
+            _out_rows(chosen, rv, n, res, True, False)
+    elif no_reduce:
+        _out_rows(chosen, rv, n, res, False, True)
+    else:
+        _out_rows(chosen, rv, n, res, False, False)
     for f in range(out.shape[0]):
         for i in range(n):
             out[f, start + i] = res[f * BLOCK_ROWS + i]
@@ -336,7 +455,8 @@ def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min,
     Consecutive rows of one GEMM (an op-major stacked pass) are searched in blocks of up to
     :data:`BLOCK_ROWS`: its candidate table is built once, each candidate is scored over the block's
     rows in one loop (:func:`_block_best`), and the chosen ones' figures are computed again over the
-    rows (:func:`_block_out`).
+    rows (:func:`_block_out`), or, with at most :data:`KEEP_CANDIDATES` candidates, kept as the
+    scoring takes them (:func:`_block_kept`).
     """
     n_cand = cand.shape[1]
     splits = cand[3]
@@ -347,6 +467,8 @@ def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min,
     occ = np.empty(max(BLOCK_ROWS, n_cand))
     best_score = np.empty(max(BLOCK_ROWS, n_cand))
     best = np.empty(BLOCK_ROWS, dtype=np.int64)
+    kept = np.empty(2 * BLOCK_ROWS)
+    keep_all = n_cand <= KEEP_CANDIDATES
     rows = op_row.shape[0]
     last_op = -1
     start = 0
@@ -360,8 +482,12 @@ def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min,
             _op_candidates(ops[op], cand, k_slice_bytes, acc_bytes, oc)
         n = stop - start
         _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_stream, start, stop, rv)
-        _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best)
-        _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out)
+        keep = keep_all and n > 1
+        _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best, keep, res, kept)
+        if keep:
+            _block_kept(cand, rv, start, n, best, res, kept, out)
+        else:
+            _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, res, out)
         start = stop
 
 
@@ -425,3 +551,158 @@ def mapper_rows(m, n, k, batch, a, b, c, a_pass, cap, bits_m, bits_n, out):  # p
             q = (ap * ceil_n[j] + bkn + cmn) * br if fits else untiled
             q_b = _min(q_b, q)
         out[r] = _min(_min(q_os, q_a), q_b)
+
+
+STREAM_POINT_FIELDS = ("vector_rate", "sm_count", "clock_hz", "vector_efficiency", "sfu_per_sm",
+                       "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
+                       "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s",
+                       "dram_loaded_latency_coefficient", "max_warps", "warp_size", "blocks_per_sm")
+"""Rows of :func:`stream_rows`' point table (one column per hardware point): the CUDA-core FLOP/cycle/SM
+of the kernel's precision, fields of the parameter pack, and the default block's occupancy."""
+
+STREAM_OUT_FIELDS = ("time_s", "compute_s", "special_s", "l2_s", "dram_s", "fill_s", "achieved_occupancy",
+                     "blocks")
+"""Rows of :func:`stream_rows`' output table: fields of :class:`archsim.cost.kernels.StreamKernel`."""
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _np_max(a, b):  # pragma: no cover - numba
+    """``numpy.maximum`` of two floats: NaN propagates (the first NaN), a tie (+0 and -0) gives ``b``."""
+    return a if (a > b or a != a) else b
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _np_min(a, b):  # pragma: no cover - numba
+    """``numpy.minimum`` of two floats: NaN propagates (the first NaN), a tie (+0 and -0) gives ``b``."""
+    return a if (a < b or a != a) else b
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _stream_rates(points, j, busy):  # pragma: no cover - numba
+    """(CUDA-core FLOP/s, SFU op/s) of a streaming kernel on ``busy`` SMs of point ``j``."""
+    clock = points[2, j]
+    efficiency = points[3, j]
+    rate = points[0, j] * clock
+    rate = rate * efficiency
+    rate = rate * busy
+    special = points[4, j] * clock
+    special = special * efficiency
+    special = special * busy
+    return _np_max(rate, 1e-300), special
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _stream_bandwidths(points, j, resident, threads_per_block, bytes_per_thread):  # pragma: no cover - numba
+    """(L2 bandwidth, DRAM bandwidth, achieved occupancy) of a streaming kernel with ``resident``
+    blocks on point ``j``: its bytes in flight by Little's law, the DRAM latency loaded where the
+    point's coefficient is positive (kernels.loaded_little_bandwidth; the knee otherwise, both
+    computed and one kept)."""
+    sm = points[1, j]
+    l2_latency = points[9, j]
+    inflight = resident * threads_per_block
+    inflight = inflight * bytes_per_thread
+    l2_bw = points[5, j] * points[6, j]
+    dram_peak = points[7, j] * points[8, j]
+    load_latency = l2_latency + points[10, j]
+    l2_bw = _np_min(l2_bw, inflight / l2_latency)
+    c = points[11, j]
+    knee = _np_min(dram_peak, inflight / load_latency)
+    x = inflight / dram_peak
+    root = load_latency - x
+    root = root * root
+    term = 4.0 * c
+    term = term * load_latency
+    term = term * x
+    root = root + term
+    root = np.sqrt(root)
+    term = load_latency + x
+    term = term + root
+    loaded = dram_peak * ((2.0 * x) / term)
+    occupancy = resident / sm
+    occupancy = occupancy * threads_per_block
+    occupancy = occupancy / (points[12, j] * points[13, j])
+    return l2_bw, loaded if c > 0.0 else knee, _np_min(occupancy, 1.0)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _stream_row(res, i, vector, special_work, positive, rate, special, l2_bw, dram_bw, occupancy, blocks,
+                l2_bytes, dram, l2_latency, load_latency):  # pragma: no cover - numba
+    """Write one row's figures (:data:`STREAM_OUT_FIELDS`) to column ``i`` of ``res``."""
+    compute = vector / rate if positive else 0.0
+    special = special_work / special
+    l2 = l2_bytes / l2_bw
+    dram_s = dram / dram_bw
+    fill = load_latency if dram > 0 else l2_latency
+    time = _np_max(compute, special)
+    time = _np_max(time, _np_max(l2, dram_s))
+    res[i] = time + fill
+    res[BLOCK_ROWS + i] = compute
+    res[2 * BLOCK_ROWS + i] = special
+    res[3 * BLOCK_ROWS + i] = l2
+    res[4 * BLOCK_ROWS + i] = dram_s
+    res[5 * BLOCK_ROWS + i] = fill
+    res[6 * BLOCK_ROWS + i] = occupancy
+    res[7 * BLOCK_ROWS + i] = blocks
+
+
+@njit(cache=True, error_model="numpy")
+def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, points, threads_per_block,
+                bytes_per_thread, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(STREAM_OUT_FIELDS) x rows) with :func:`archsim.cost.kernels.gpu_stream` of
+    G streaming kernels at H points (independent accesses, no read fraction): row ``g * H + h`` is
+    kernel ``g`` (``vector_flop``, ``special_flop``, ``threads_total``: (G,)) on point ``h``
+    (``points``: (STREAM_POINT_FIELDS, H)) with ``l2_bytes`` and ``dram_bytes`` (G*H,). Each value is
+    the operation the array model makes on the same numbers, in its order (``numpy.maximum`` and
+    ``minimum`` as :func:`_np_max`, :func:`_np_min`).
+
+    A kernel whose blocks fill a point (at least its SMs, a positive number, and its resident blocks
+    ``sm x max(blocks per SM, 1)``) has that point's rates, bandwidths and occupancy: the minima
+    with its blocks give the point's own values there, so they are computed once per point
+    (``sat``) and a block of such points runs only the kernel's own divisions."""
+    h = points.shape[1]
+    res = np.empty(len(STREAM_OUT_FIELDS) * BLOCK_ROWS)
+    sat = np.empty(6 * h)  # per point: resident blocks, FLOP/s, SFU op/s, L2 and DRAM bandwidth, occupancy
+    for j in range(h):
+        sm = points[1, j]
+        resident = sm * _np_max(points[14, j], 1.0)
+        rate, special = _stream_rates(points, j, sm)
+        l2_bw, dram_bw, occupancy = _stream_bandwidths(points, j, resident, threads_per_block, bytes_per_thread)
+        sat[j] = resident
+        sat[h + j] = rate
+        sat[2 * h + j] = special
+        sat[3 * h + j] = l2_bw
+        sat[4 * h + j] = dram_bw
+        sat[5 * h + j] = occupancy
+    for g in range(vector_flop.shape[0]):
+        vector, special_work, threads = vector_flop[g], special_flop[g], threads_total[g]
+        blocks = np.ceil(threads / threads_per_block)
+        positive = vector > 0
+        # A kernel's points in blocks: each block's figures into ``res`` (one loop, SIMD across the
+        # points), then copied to its rows of ``out``.
+        for j0 in range(0, h, BLOCK_ROWS):
+            n = min(BLOCK_ROWS, h - j0)
+            r0 = g * h + j0
+            full = True
+            for i in range(n):
+                sm = points[1, j0 + i]
+                full = full and sm > 0.0 and blocks >= sm and blocks >= sat[j0 + i]
+            if full:
+                for i in range(n):
+                    j = j0 + i
+                    l2_latency = points[9, j]
+                    _stream_row(res, i, vector, special_work, positive, sat[h + j], sat[2 * h + j], sat[3 * h + j],
+                                sat[4 * h + j], sat[5 * h + j], blocks, l2_bytes[r0 + i], dram_bytes[r0 + i],
+                                l2_latency, l2_latency + points[10, j])
+            else:
+                for i in range(n):
+                    j = j0 + i
+                    resident = _np_min(blocks, sat[j])
+                    rate, special = _stream_rates(points, j, _np_min(points[1, j], blocks))
+                    l2_bw, dram_bw, occupancy = _stream_bandwidths(points, j, resident, threads_per_block,
+                                                                   bytes_per_thread)
+                    l2_latency = points[9, j]
+                    _stream_row(res, i, vector, special_work, positive, rate, special, l2_bw, dram_bw, occupancy,
+                                blocks, l2_bytes[r0 + i], dram_bytes[r0 + i], l2_latency, l2_latency + points[10, j])
+            for f in range(len(STREAM_OUT_FIELDS)):
+                for i in range(n):
+                    out[f, r0 + i] = res[f * BLOCK_ROWS + i]

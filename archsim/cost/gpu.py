@@ -677,19 +677,26 @@ def _stream_raw(op: Any, p: GPUParams, prec: str, e: float, vector: float, speci
 
 def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_b: Any, out_b: Any,
                  dram: np.ndarray, threads_total: Any = None, l2_bytes: np.ndarray | None = None,
-                 blocks_per_sm: np.ndarray | None = None) -> tuple:
+                 blocks_per_sm: np.ndarray | None = None,
+                 stacked: tuple[GPUParams, np.ndarray, np.ndarray] | None = None) -> tuple:
     """The pieces :func:`assemble` takes for a streaming kernel (values scalars or per-row arrays).
 
     ``l2_bytes`` (default ``dram``) are the bytes the SMs read through L2 and L1; ``blocks_per_sm``
     the default block's occupancy per row when the caller has it (:func:`kernels.stream_blocks_per_sm`).
+    ``stacked``: (``base``, values, threads) when the rows are G kernels at the points of the pack
+    ``base`` (``p`` is ``base`` tiled, op-major), each kernel's (element bytes, vector FLOP, special
+    FLOP, input bytes, output bytes) a row of ``values`` (G, 5) and its threads an entry of
+    ``threads`` (G,), in place of ``e`` ... ``out_b`` and ``threads_total`` (``None``): the kernel
+    model runs compiled over the rows (:func:`kernels.gpu_stream_stacked`), and what depends on a
+    kernel's values alone is computed once per kernel and repeated over its points; the floats of
+    those values repeated first.
     """
-    vkey = _vector_key(p, prec)
+    vkey = _vector_key(p if stacked is None else stacked[0], prec)
     l2 = dram if l2_bytes is None else np.maximum(l2_bytes, dram)
+    if stacked is not None:
+        return _stacked_stream_parts(p, vkey, l2, dram, blocks_per_sm, *stacked)
     k = kn.gpu_stream(p, vector, special, l2, dram, p.vector_flop_per_cycle_per_sm[vkey], threads_total,
                       blocks_per_sm=blocks_per_sm)
-    times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
-             "memory:dram": k.dram_s}
-    overhead = p.launch_overhead_s + k.fill_s
     level_bytes = {"register": 1.5 * e * vector + l2, "l1": l2, "l2": l2, "dram": dram}
     if np.ndim(in_b) or np.ndim(out_b):
         total = in_b + out_b
@@ -697,7 +704,29 @@ def stream_parts(p: GPUParams, prec: str, e: Any, vector: Any, special: Any, in_
     else:
         wf = out_b / (in_b + out_b) if in_b + out_b > 0 else 0.0
     zero = np.zeros(p.n)
-    flop_units = {f"vector:{vkey}": vector + zero, "special": special + zero}
+    return _stream_pieces(p, k, level_bytes, wf, {f"vector:{vkey}": vector + zero, "special": special + zero})
+
+
+def _stacked_stream_parts(p: GPUParams, vkey: str, l2: np.ndarray, dram: np.ndarray, blocks_per_sm: np.ndarray | None,
+                          base: GPUParams, values: np.ndarray, threads: np.ndarray) -> tuple:
+    """:func:`stream_parts` of G kernels stacked over the points of ``base`` (its ``stacked``)."""
+    h = base.n
+    e, vector, special, in_b, out_b = values.T
+    k = kn.gpu_stream_stacked(base, vkey, vector, special, threads, l2, dram, blocks_per_sm)
+    register = (1.5 * e * vector).repeat(h)
+    register += l2
+    total = in_b + out_b
+    wf = np.divide(out_b, total, out=np.zeros(len(total)), where=total > 0).repeat(h)
+    flop_units = {f"vector:{vkey}": np.add(vector, 0.0).repeat(h), "special": np.add(special, 0.0).repeat(h)}
+    return _stream_pieces(p, k, {"register": register, "l1": l2, "l2": l2, "dram": dram}, wf, flop_units)
+
+
+def _stream_pieces(p: GPUParams, k: kn.StreamKernel, level_bytes: dict[str, np.ndarray], wf: Any,
+                   flop_units: dict[str, np.ndarray]) -> tuple:
+    """:func:`stream_parts`' pieces from its kernel ``k``, bytes by level, write share and FLOP by unit."""
+    times = {"compute:vector": k.compute_s, "compute:special": k.special_s, "memory:l2": k.l2_s,
+             "memory:dram": k.dram_s}
+    overhead = p.launch_overhead_s + k.fill_s
     extra = {"blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "blocks": k.blocks}
     return (times, k.time_s - k.fill_s, overhead, np.ones(p.n), level_bytes,
             {"register": 1.0 / 3.0, "l1": wf, "l2": wf, "dram": wf}, flop_units, extra)

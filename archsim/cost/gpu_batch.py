@@ -452,15 +452,16 @@ class _Planner:
             # (max(1.0, float(np.max(d)) / STREAM_BYTES_PER_THREAD) of each request's d, in one pass: fmax,
             # as Python's max with 1.0 first, keeps 1.0 against NaN).
             largest = dram.reshape(g, p.n).max(axis=1)
-            threads = _repeated(np.fmax(1.0, largest / gc.kn.STREAM_BYTES_PER_THREAD), p.n)
-            e, vector, special, in_b, out_b = _repeated(np.asarray([q.values for q in group], dtype=np.float64),
-                                                        p.n).T
+            per_threads = np.fmax(1.0, largest / gc.kn.STREAM_BYTES_PER_THREAD)
+            per_op = np.asarray([q.values for q in group], dtype=np.float64)
             l2 = None
             if any(q.l2 is not None for q in group):
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
             sp = self._dispatched(sp, group)
-            parts = gc.stream_parts(sp, prec, e, vector, special, in_b, out_b, dram, threads, l2_bytes=l2,
-                                    blocks_per_sm=self.stream_bps(g))
+            # each request's values (e, vector, special, in_b, out_b) once: gc.stream_parts repeats what
+            # it derives from them over the points (the floats of repeating them first)
+            parts = gc.stream_parts(sp, prec, None, None, None, None, None, dram, l2_bytes=l2,
+                                    blocks_per_sm=self.stream_bps(g), stacked=(p, per_op, per_threads))
             self._finish_group(group, gc.assemble("stream", 0.0, sp, *parts))
 
     def _dispatched(self, sp: Any, group: list[Any]) -> Any:

@@ -47,7 +47,7 @@ from archsim.cost.params import CPUParams, GPUParams, PIMParams
 __all__ = [
     "TILES", "SPLIT_K", "STREAM_BYTES_PER_THREAD", "STREAM_THREADS_PER_BLOCK",
     "GemmKernel", "gpu_gemm", "achievable_bandwidth", "loaded_little_bandwidth", "StreamKernel", "gpu_stream",
-    "gpu_occupancy", "little_bandwidth",
+    "gpu_occupancy", "little_bandwidth", "gpu_stream_stacked",
 ]
 
 TILES: tuple[tuple[int, int, int], ...] = (
@@ -622,6 +622,51 @@ def gpu_stream(p: GPUParams, vector_flop: float, special_flop: float, l2_bytes: 
         blocks = np.broadcast_to(blocks, bps.shape).astype(np.float64)
     return StreamKernel(time_s=time, compute_s=compute, special_s=special, l2_s=l2, dram_s=dram_t, fill_s=fill,
                         blocks_per_sm=bps, achieved_occupancy=occupancy, blocks=blocks)
+
+
+def gpu_stream_stacked(p: GPUParams, vector_rate_key: str, vector_flop: np.ndarray, special_flop: np.ndarray,
+                       threads_total: np.ndarray, l2_bytes: np.ndarray, dram_bytes: np.ndarray,
+                       blocks_per_sm: np.ndarray | None = None) -> StreamKernel:
+    """:func:`gpu_stream` of G streaming kernels of the default block (independent accesses) at each of
+    the H points of ``p``, rows op-major (row ``g * H + h``: kernel ``g`` on point ``h``), the same
+    floats as the array model on the rows stacked (``p`` tiled, each kernel's values repeated), in one
+    compiled loop (:func:`archsim.cost.gemm_search.stream_rows`).
+
+    ``vector_flop``, ``special_flop`` and ``threads_total`` are per kernel (G,); ``l2_bytes`` and
+    ``dram_bytes`` per row (G*H,); ``vector_rate_key`` the CUDA-core precision that runs them. The
+    kernel's ``blocks_per_sm`` is :func:`stream_blocks_per_sm` of ``p`` tiled G times (``blocks_per_sm``,
+    when the caller has it; read-only)."""
+    from archsim.cost import gemm_search as engine
+
+    h = p.n
+    rows = len(vector_flop) * h
+    bps = stream_blocks_per_sm(p)
+
+    def build() -> np.ndarray:
+        fields = [p.vector_flop_per_cycle_per_sm[vector_rate_key],
+                  *(getattr(p, f) for f in engine.STREAM_POINT_FIELDS[1:-1]), bps]
+        return _frozen(np.ascontiguousarray(np.array(fields, dtype=np.float64)))
+
+    points = _kept(p, ("stream_points", vector_rate_key), _STREAM_POINT_SOURCES, build)
+    out = np.empty((len(engine.STREAM_OUT_FIELDS), rows))
+    engine.stream_rows(_float_rows(vector_flop, len(vector_flop)), _float_rows(special_flop, len(vector_flop)),
+                       _float_rows(threads_total, len(vector_flop)), _float_rows(l2_bytes, rows),
+                       _float_rows(dram_bytes, rows), points, float(STREAM_THREADS_PER_BLOCK),
+                       STREAM_BYTES_PER_THREAD, out)
+    tiled = blocks_per_sm if blocks_per_sm is not None else bps if len(vector_flop) == 1 else _frozen(
+        np.tile(bps, len(vector_flop)))
+    kernel = object.__new__(StreamKernel)
+    kernel.__dict__.update(zip(engine.STREAM_OUT_FIELDS, out, strict=True), blocks_per_sm=tiled)
+    return kernel
+
+
+_STREAM_POINT_SOURCES = ("vector_flop_per_cycle_per_sm", "sm_count", "clock_hz", "vector_efficiency", "sfu_per_sm",
+                         "l2_bandwidth_bytes_per_s", "l2_bandwidth_efficiency", "dram_bandwidth_bytes_per_s",
+                         "dram_bandwidth_efficiency", "l2_latency_s", "dram_latency_s",
+                         "dram_loaded_latency_coefficient", "max_warps", "warp_size",
+                         *_STREAM_OCCUPANCY_FIELDS)
+"""The pack's fields :func:`gpu_stream_stacked`'s point table is made of (kept while they are the
+pack's arrays, :func:`_kept`)."""
 
 
 def cpu_compute_rate(p: CPUParams, precision: str, matrix: bool, threads: np.ndarray | float) -> np.ndarray:
