@@ -34,7 +34,8 @@ NOT_ON_THE_GPU_PATH = (
     "archsim.plot", "archsim.engines.des", "onnx", "pandas", "pint", "dask", "matplotlib",
 )
 
-LAZY_MODULES = ("archsim.workload", "archsim.workload.ops", "archsim.workload.zoo", "archsim.zoo", "archsim.ops")
+LAZY_MODULES = ("archsim.workload", "archsim.workload.ops", "archsim.workload.zoo", "archsim.zoo", "archsim.ops",
+                "archsim.cost")
 
 
 def _fresh(code: str) -> str:
@@ -83,6 +84,13 @@ def test_every_public_name_is_listed_and_resolves(module: str) -> None:
         assert getattr(mod, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         mod.no_such_name  # noqa: B018
+
+
+def test_the_compiled_search_imports_no_cost_model() -> None:
+    code = ("import sys\n"
+            "from archsim.cost import gemm_search\n"
+            "print(sorted(m for m in sys.modules if m.startswith('archsim')))")
+    assert _fresh(code).strip() == str(["archsim", "archsim._version", "archsim.cost", "archsim.cost.gemm_search"])
 
 
 def test_the_lazy_names_are_one_object_wherever_reached() -> None:
