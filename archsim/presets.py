@@ -22,12 +22,9 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from archsim.errors import PresetError, SchemaError
-
-if TYPE_CHECKING:
-    from pydantic import TypeAdapter
 
 __all__ = ["load_preset", "load_hardware", "list_presets", "preset_summary", "PresetSummary", "models_dir",  # noqa: F822
            "validate_hardware", "format_validation_error"]
@@ -44,15 +41,14 @@ def __getattr__(name: str) -> Any:
 
 
 @functools.cache
-def _hardware_adapter() -> tuple[TypeAdapter[Any], frozenset[str]]:
-    """The validator of any hardware file and the DRAM kinds (built on the first validation: a
-    constant of the models, not of any input)."""
-    from pydantic import TypeAdapter
-
-    from archsim.hardware import Hardware
+def _hardware_kinds() -> tuple[dict[str, Any], frozenset[str]]:
+    """The model of each device ``kind`` (the members of :data:`archsim.hardware.Hardware`, a union
+    discriminated by ``kind``) and the DRAM kinds: constants of the models, not of any input."""
+    from archsim.hardware import CPUDevice, GPUDevice, PIMDevice, System
     from archsim.hardware.memory import DRAMKind
 
-    return TypeAdapter(Hardware), frozenset(DRAMKind.__args__)  # type: ignore[attr-defined]
+    return ({"cpu": CPUDevice, "gpu": GPUDevice, "pim": PIMDevice, "system": System},
+            frozenset(DRAMKind.__args__))  # type: ignore[attr-defined]
 
 
 def models_dir() -> Path:
@@ -202,26 +198,29 @@ def validate_hardware(data: Mapping[str, Any], where: str = "hardware") -> Any:
     """
     from pydantic import ValidationError
 
-    from archsim.hardware import DRAM, CPUDevice, GPUDevice, PIMDevice, System
+    from archsim.hardware import DRAM
     from archsim.hardware._errors import format_validation_error
 
     if not isinstance(data, Mapping):
         raise SchemaError(f"{where}: expected a table of fields, got {type(data).__name__}")
-    adapter, dram_kinds = _hardware_adapter()
+    kinds, dram_kinds = _hardware_kinds()
     kind = data.get("kind")
     if not isinstance(kind, str | None):
         kind = repr(kind)  # never hashed or matched as a kind; reported as not allowed below
     try:
         if kind in dram_kinds:
             return DRAM.model_validate(data)
-        if kind not in ("cpu", "gpu", "pim", "system"):
-            allowed = ["cpu", "gpu", "pim", "system", *sorted(dram_kinds)]
+        if kind not in kinds:
+            allowed = [*kinds, *sorted(dram_kinds)]
             raise SchemaError(f"{where}: field 'kind' is {kind!r}; allowed: {', '.join(allowed)}")
-        return adapter.validate_python(data)
+        # The member of the union that ``kind`` selects, validated on its own: what the union's
+        # validator runs, without building the validators of the other kinds (a GPU preset needs
+        # none of the CPU, PIM and System models'). Its errors are reported under the tag, as the
+        # union reports them.
+        return kinds[kind].__pydantic_validator__.validate_python(data)
     except ValidationError as exc:
-        raise SchemaError(format_validation_error(
-            exc, where, DRAM if kind in dram_kinds else None,
-            {"cpu": CPUDevice, "gpu": GPUDevice, "pim": PIMDevice, "system": System})) from None
+        raise SchemaError(format_validation_error(exc, where, DRAM if kind in dram_kinds else None, kinds,
+                                                  tag=None if kind in dram_kinds else kind)) from None
 
 
 def load_hardware(path: str | os.PathLike[str]) -> Any:

@@ -3,10 +3,15 @@
 Each figure is the median wall and CPU time (user + system, from ``getrusage`` of the child) of
 ``--repeats`` fresh Python processes (so nothing is
 imported or cached in memory; numba's on-disk cache is warm after the first run, as for a user),
-beside the same for a bare ``python -c pass`` and for ``import numpy, pydantic, pint`` (the
-floor the library's own dependencies set), run interleaved so a change of machine load hits
-them alike; also the first estimate of a System under a software profile (host work priced on
-its CPU). Targets: first estimate < 1 s; ``presets list`` < 0.3 s.
+beside the same for a bare ``python -c pass``, for ``import numpy, pydantic, pint`` (the
+floor the library's own dependencies set) and for the first call of a compiled kernel loaded from
+numba's cache (numba's import, its CPU target's first set-up and one cache load: the floor numba
+sets under every estimate), run interleaved so a change of machine load hits them alike; also the
+first estimate of a System under a software profile (host work priced on its CPU). Targets: first
+estimate < 1 s; ``presets list`` < 0.3 s.
+
+Python compiles archsim's sources afresh in every process when it writes no bytecode
+(``PYTHONDONTWRITEBYTECODE``, or a read-only checkout): the header says which is measured.
 
 Run: ``python benchmarks/bench_startup.py [--repeats 5]``. Prints the load average.
 """
@@ -36,9 +41,17 @@ FIRST_WITH_SOFTWARE = (
     "archsim.estimate(archsim.zoo.resnet50(batch=32, dtype='fp16'), hw, software='pytorch-eager')\n"
 )
 
+NUMBA_FLOOR = (
+    "import numpy as np\n"
+    "from archsim.cost import gemm_search\n"
+    "one = np.ones(1)\n"
+    "gemm_search.mapper_rows(one, one, one, one, one, one, one, one, one, 1, 1, np.empty(1))\n"
+)
+
 CASES = {
     "python -c pass": [sys.executable, "-c", "pass"],
     "import numpy, pydantic, pint": [sys.executable, "-c", "import numpy, pydantic, pint"],
+    "numba: a first cached kernel": [sys.executable, "-c", NUMBA_FLOOR],
     "first ResNet-50 estimate": [sys.executable, "-c", FIRST_ESTIMATE],
     "the same, DGX + pytorch-eager": [sys.executable, "-c", FIRST_WITH_SOFTWARE],
     "archsim presets list": [sys.executable, "-c", "import sys; from archsim.cli import main; "
@@ -62,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; bytecode "
+          f"{'not written (sources compiled in every process)' if env.get('PYTHONDONTWRITEBYTECODE') else 'cached'}")
     for cmd in CASES.values():  # warm the disk caches (and numba's) once
         _wall(cmd, env)
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in CASES}

@@ -16,18 +16,34 @@ This package imports the hardware and workload models, the energy ledger and the
 imports the engines that schedule its costs.
 """
 
-from archsim.cost.dispatch import (
-    host_dispatch_s,
-    host_launch_s,
-    is_link,
-    op_cost,
-    op_cost_arrays,
-    resolve_device,
-    role_params,
-    software_efficiency,
-)
-from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, Actions, CostArrays, CostOptions, OpCost
+from __future__ import annotations
 
-__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s", "role_params", "is_link",
-           "software_efficiency",
+import importlib
+from typing import Any
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s", "role_params",
+                     "is_link", "software_efficiency"), "archsim.cost.dispatch"),
+    **dict.fromkeys(("OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"),
+                    "archsim.cost.types"),
+}
+"""Public names -> the module defining them, imported when a name is first used: importing one step
+(``from archsim.cost import traffic``, or the compiled search alone) does not load every device's
+cost model."""
+
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s",  # noqa: F822
+           "role_params", "is_link", "software_efficiency",
            "OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups bypass __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -43,10 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.cost import cpu as cpu_cost
 from archsim.cost import gpu as gpu_cost
-from archsim.cost import link as link_cost
-from archsim.cost import pim as pim_cost
 from archsim.cost import power
 from archsim.cost.params import CPUParams, GPUParams, LinkParams, PIMParams
 from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, CostArrays, CostOptions, OpCost
@@ -172,15 +169,21 @@ def op_cost_arrays(op: Any, role: str, targets: Sequence[Any], options: CostOpti
     packs each hardware list once for all of its ops.
     """
     if role == "link":
+        from archsim.cost import link as link_cost  # imported by the first estimate that uses a link
+
         p = params if params is not None else LinkParams.from_links(list(targets))
         return link_cost.cost(op, p)
     if role == "gpu":
         p = params if params is not None else GPUParams.from_devices(list(targets))
         return power.apply([gpu_cost.cost(op, p)], p, gpu=True)[0]
     if role == "host":
+        from archsim.cost import cpu as cpu_cost  # imported by the first estimate that prices host work
+
         p = params if params is not None else CPUParams.from_devices(list(targets))
         return power.apply([cpu_cost.cost(op, p, options.threads)], p, gpu=False)[0]
     if role == "pim":
+        from archsim.cost import pim as pim_cost  # imported by the first estimate on a PIM device
+
         p = params if params is not None else PIMParams.from_devices(list(targets))
         return pim_cost.cost(op, p)
     raise EngineError(f"unknown device role {role!r}; allowed: {DEVICE_ROLES}")

@@ -59,14 +59,16 @@ def _fields_at(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]
 
 
 def format_validation_error(exc: ValidationError, where: str, model: type[BaseModel] | None = None,
-                            kinds: Mapping[str, type[BaseModel]] | None = None) -> str:
+                            kinds: Mapping[str, type[BaseModel]] | None = None, tag: str | None = None) -> str:
     """One line per problem: the field path, what is wrong, and for unknown keys the allowed ones.
 
-    ``model`` is the model validated; ``kinds`` maps the tags of a discriminated union to models.
+    ``model`` is the model validated; ``kinds`` maps the tags of a discriminated union to models;
+    ``tag``: the union member of that tag was validated on its own, and its errors are those of the
+    union (whose locations start with the tag).
     """
     lines = []
     for err in exc.errors():
-        loc = tuple(err["loc"])
+        loc = tuple(err["loc"]) if tag is None else (tag, *err["loc"])
         path = _loc(loc)
         msg = err["msg"]
         if msg.startswith("Value error, "):

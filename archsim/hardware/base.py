@@ -45,6 +45,10 @@ class HardwareModel(BaseModel):
         # Counts are ints, never bools, numeric strings or truncated floats; floats are finite.
         strict=True,
         allow_inf_nan=False,
+        # The validator and serializer of a model are built when it is first used, not when its class
+        # is defined: loading a GPU preset then builds the preset loader's validator and the GPU's
+        # serializer, not those of every CPU, PIM and sub-table model (the schemas are the same).
+        defer_build=True,
     )
 
     def content_hash(self) -> str:

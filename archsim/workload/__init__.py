@@ -1,27 +1,25 @@
 """Workloads: element types, tensors, operators, graphs, the model zoo and ONNX import.
 
 Everything here is a pure description of work (FLOP by class, compulsory bytes, parameters,
-dependencies); hardware never appears.
+dependencies); hardware never appears. The ONNX importer and the operators a CNN does not use
+(:data:`archsim.workload.ops.LAZY`) are imported when first used.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.graph import Edge, GraphBuilder, OpGraph, Value, training_step
-from archsim.workload.onnx_import import ImportReport, OnnxImportWarning, from_onnx
 from archsim.workload.ops import (
     ELEMENTWISE_COSTS,
     FLOP_CLASSES,
-    Attention,
     BatchNorm,
-    Concat,
     Conv2d,
-    Copy,
-    DeviceToHost,
     Elementwise,
-    Embedding,
     Gemm,
     Gemv,
-    HostToDevice,
-    Kernel,
     LayerNorm,
     Op,
     OptimizerStep,
@@ -29,8 +27,15 @@ from archsim.workload.ops import (
     Reduce,
     Softmax,
 )
+from archsim.workload.ops import LAZY as _OPS_LAZY
 
-__all__ = [
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("from_onnx", "ImportReport", "OnnxImportWarning"), "archsim.workload.onnx_import"),
+    **dict.fromkeys(_OPS_LAZY, "archsim.workload.ops"),
+}
+"""Names loaded on first use -> the module that gives them."""
+
+__all__ = [  # noqa: F822 - the lazy names resolve through __getattr__
     "DType",
     "TensorSpec",
     "Op",
@@ -62,3 +67,16 @@ __all__ = [
     "ImportReport",
     "OnnxImportWarning",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups bypass __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

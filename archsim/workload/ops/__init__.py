@@ -1,18 +1,32 @@
-"""Operators: frozen descriptions of work with FLOP by class, compulsory bytes and backward passes."""
+"""Operators: frozen descriptions of work with FLOP by class, compulsory bytes and backward passes.
 
-from archsim.workload.ops.attention import Attention
+The operators of CNNs and of a training step are imported with the package; attention, data
+movement and measured kernels (:data:`LAZY`) when first used (``ops.Attention`` or ``from
+archsim.workload.ops import Attention``), so building and pricing a CNN does not load them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from archsim.workload.ops.base import FLOP_CLASSES, PHASES, Op
 from archsim.workload.ops.conv import CONV_PASSES, Conv2d, Pool
 from archsim.workload.ops.costs import ELEMENTWISE_COSTS, ElementwiseCost
 from archsim.workload.ops.dense import Gemm, Gemv
 from archsim.workload.ops.elementwise import REDUCE_OPS, Elementwise, Reduce
-from archsim.workload.ops.kernel import Kernel
-from archsim.workload.ops.movement import Concat, Copy, DeviceToHost, Embedding, HostToDevice
 from archsim.workload.ops.norm import BatchNorm, LayerNorm
 from archsim.workload.ops.optimizer import OPTIMIZERS, OptimizerStep
 from archsim.workload.ops.softmax import Softmax
 
-__all__ = [
+LAZY: dict[str, str] = {
+    "Attention": "archsim.workload.ops.attention",
+    "Kernel": "archsim.workload.ops.kernel",
+    **dict.fromkeys(("Concat", "Copy", "DeviceToHost", "Embedding", "HostToDevice"), "archsim.workload.ops.movement"),
+}
+"""Names loaded on first use -> the module defining them."""
+
+__all__ = [  # noqa: F822 - the lazy names resolve through __getattr__
     "Op",
     "Gemm",
     "Gemv",
@@ -39,3 +53,16 @@ __all__ = [
     "OPTIMIZERS",
     "REDUCE_OPS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups bypass __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *LAZY})

@@ -3,13 +3,15 @@
 Every model is a function ``(batch=..., dtype="fp32", training=False, optimizer=..., **model args)``;
 ``training=True`` returns the training step (forward, backward, update; ~3x the forward FLOP, see
 :mod:`archsim.workload.graph`). Parameter counts equal the reference implementations' (Keras
-examples, torchvision, Hugging Face), cited in each docstring.
+examples, torchvision, Hugging Face), cited in each docstring. The transformer models are imported
+when first used (``zoo.gpt2``, ``zoo.get("gpt2")``), so building a CNN does not load them.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -28,9 +30,11 @@ from archsim.workload.zoo.cnn import (
     resnet50,
     vgg16,
 )
-from archsim.workload.zoo.transformers import GPT2_SIZES, bert_base, bert_large, gpt2, llama_like
 
-__all__ = [
+_LAZY = ("bert_base", "bert_large", "gpt2", "llama_like", "GPT2_SIZES")
+"""Names of :mod:`archsim.workload.zoo.transformers`, loaded on first use."""
+
+__all__ = [  # noqa: F822 - the lazy names resolve through __getattr__
     "mlp",
     "mnist_cnn",
     "cifar10_cnn",
@@ -80,13 +84,24 @@ def _checked(fn: Callable[..., OpGraph]) -> Callable[..., OpGraph]:
 
 mlp, mnist_cnn, cifar10_cnn, lenet5, alexnet, vgg16, resnet18, resnet50, mobilenet_v2 = (
     _checked(f) for f in (mlp, mnist_cnn, cifar10_cnn, lenet5, alexnet, vgg16, resnet18, resnet50, mobilenet_v2))
-bert_base, bert_large, gpt2, llama_like = (_checked(f) for f in (bert_base, bert_large, gpt2, llama_like))
 
-_MODELS: dict[str, Callable[..., OpGraph]] = {
-    f.__name__: f
-    for f in (mlp, mnist_cnn, cifar10_cnn, lenet5, alexnet, vgg16, resnet18, resnet50, mobilenet_v2, bert_base,
-              bert_large, gpt2, llama_like)
-}
+_MODELS: frozenset[str] = frozenset(("mlp", "mnist_cnn", "cifar10_cnn", "lenet5", "alexnet", "vgg16", "resnet18",
+                                     "resnet50", "mobilenet_v2", "bert_base", "bert_large", "gpt2", "llama_like"))
+"""Names of the zoo's models."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("archsim.workload.zoo.transformers"), name)
+    if callable(value):
+        value = _checked(value)
+    globals()[name] = value  # later lookups bypass __getattr__ (and see this one wrapper)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def list_models() -> list[str]:
@@ -97,9 +112,11 @@ def list_models() -> list[str]:
 def get(name: str, **kwargs: object) -> OpGraph:
     """Build the model ``name`` with ``kwargs``; an unknown name raises WorkloadError with close matches."""
     try:
-        fn = _MODELS[name]
+        if name not in _MODELS:
+            raise KeyError(name)
+        fn: Callable[..., OpGraph] = globals()[name] if name in globals() else __getattr__(name)
     except (KeyError, TypeError):
-        close = difflib.get_close_matches(str(name), list(_MODELS), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(str(name), list_models(), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise WorkloadError(f"zoo: unknown model {name!r}{hint} (models: {', '.join(list_models())})") from None
     return fn(**kwargs)
