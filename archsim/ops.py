@@ -6,22 +6,11 @@ first use (the operators :mod:`archsim.workload.ops` loads lazily stay unimporte
 
 from __future__ import annotations
 
-from typing import Any
-
-from archsim.workload import ops as _ops
+from archsim._lazy import lazy_names
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.ops import __all__ as _ops_all
 
 __all__ = ["DType", "TensorSpec", *_ops_all]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _ops_all:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_ops, name)
-    globals()[name] = value  # later lookups bypass __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, globals(), dict.fromkeys(_ops_all, "archsim.workload.ops"))

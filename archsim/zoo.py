@@ -4,19 +4,7 @@ one is asked for)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from archsim.workload import zoo as _zoo
+from archsim._lazy import lazy_names
 from archsim.workload.zoo import __all__
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_zoo, name)
-    globals()[name] = value  # later lookups bypass __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, globals(), dict.fromkeys(__all__, "archsim.workload.zoo"))

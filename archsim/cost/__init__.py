@@ -18,8 +18,7 @@ imports the engines that schedule its costs.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from archsim._lazy import lazy_names
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s", "role_params",
@@ -36,14 +35,4 @@ __all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "ho
            "OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups bypass __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)

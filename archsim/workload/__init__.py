@@ -7,9 +7,7 @@ dependencies); hardware never appears. The ONNX importer and the operators a CNN
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from archsim._lazy import lazy_names
 from archsim.workload.dtypes import DType, TensorSpec
 from archsim.workload.graph import Edge, GraphBuilder, OpGraph, Value, training_step
 from archsim.workload.ops import (
@@ -69,14 +67,4 @@ __all__ = [  # noqa: F822 - the lazy names resolve through __getattr__
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups bypass __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)

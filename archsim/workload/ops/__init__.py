@@ -7,9 +7,7 @@ archsim.workload.ops import Attention``), so building and pricing a CNN does not
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from archsim._lazy import lazy_names
 from archsim.workload.ops.base import FLOP_CLASSES, PHASES, Op
 from archsim.workload.ops.conv import CONV_PASSES, Conv2d, Pool
 from archsim.workload.ops.costs import ELEMENTWISE_COSTS, ElementwiseCost
@@ -55,14 +53,4 @@ __all__ = [  # noqa: F822 - the lazy names resolve through __getattr__
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups bypass __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *LAZY})
+__getattr__, __dir__ = lazy_names(__name__, globals(), LAZY)
