@@ -90,7 +90,8 @@ def test_the_compiled_search_imports_no_cost_model() -> None:
     code = ("import sys\n"
             "from archsim.cost import gemm_search\n"
             "print(sorted(m for m in sys.modules if m.startswith('archsim')))")
-    assert _fresh(code).strip() == str(["archsim", "archsim._version", "archsim.cost", "archsim.cost.gemm_search"])
+    assert _fresh(code).strip() == str(["archsim", "archsim._lazy", "archsim._version", "archsim.cost",
+                                          "archsim.cost.gemm_search"])
 
 
 def test_the_lazy_names_are_one_object_wherever_reached() -> None:
@@ -108,6 +109,9 @@ def test_the_lazy_names_are_one_object_wherever_reached() -> None:
         archsim.zoo.get("gtp2")
     with pytest.raises(WorkloadError, match="unknown model"):
         archsim.zoo.get(["gpt2"])  # type: ignore[arg-type]
+    for module in (archsim.ops, archsim.zoo, archsim.workload, archsim.workload.ops, archsim.cost):
+        with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute 'nope'"):
+            module.nope  # noqa: B018 - the lookup is the test
 
 
 def _broken(data: dict) -> list[dict]:
