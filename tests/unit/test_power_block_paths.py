@@ -7,10 +7,12 @@ import dataclasses
 
 import numpy as np
 import pytest
+from bit_compare import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import archsim
+from archsim.cost import cpu as cpu_cost
 from archsim.cost import gpu as gpu_cost
 from archsim.cost import power
 from archsim.cost.params import CPUParams, GPUParams
@@ -21,22 +23,6 @@ from archsim.workload.ops import Conv2d, Gemm, Softmax
 GPUS = ("gpu/v100-sxm2-16gb", "gpu/t4", "gpu/a100-sxm4-40gb", "gpu/mi100", "gpu/h100-sxm5-80gb")
 OPS = (Gemm(4096, 4096, 4096, dtype="fp16"), Gemm(64, 64, 64, dtype="fp32"), Softmax((64, 1024), dtype="fp16"),
        Conv2d(8, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp16"))
-
-
-def _same(a, b, path="cost"):
-    """Assert ``a`` and ``b`` are the same values to the bit (arrays by bytes, dicts in key order)."""
-    assert type(a) is type(b), path
-    if isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, np.ndarray):
-        assert (a.dtype, a.shape) == (b.dtype, b.shape), path
-        assert a.tobytes() == b.tobytes(), (path, a, b)
-    elif isinstance(a, CostArrays):
-        _same(vars(a), vars(b), path)
-    else:
-        assert a == b, path
 
 
 def _threshold(m, threshold):
@@ -101,10 +87,10 @@ def test_block_path_is_the_general_path(pack, which, energy, threshold):
         m.setattr(power, "nominal_or_governed", _general)
         plain = power.apply(costs, pack, gpu=True)
     for a, b, c in zip(got, want, plain, strict=True):
-        _same(a, b)
-        _same(a, c)
+        assert_same(a, b)
+        assert_same(a, c)
     for a, b in zip(costs, before, strict=True):  # the inputs are left as they were
-        _same(a, b)
+        assert_same(a, b)
 
 
 @pytest.mark.parametrize("threshold", [1, 10**9])
@@ -116,11 +102,11 @@ def test_stacked_costs_on_the_block_path_are_the_general_path(monkeypatch, pack,
     costs = [_stacked(gemms), _scaled(gpu_cost.cost(OPS[2], pack), energy)]
     got, want = _both(costs, pack, counts=[3, 1])
     for a, b in zip(got, want, strict=True):
-        _same(a, b)
+        assert_same(a, b)
     # The stacked cost is each of its ops governed alone.
     alone = power.apply(gemms, pack, gpu=True)
     for i, c in enumerate(alone):
-        _same(got[0].latency_s[i * pack.n:(i + 1) * pack.n], c.latency_s)
+        assert_same(got[0].latency_s[i * pack.n:(i + 1) * pack.n], c.latency_s)
 
 
 def test_both_branches_of_the_ratio_are_taken(pack):
@@ -144,14 +130,14 @@ def test_cpu_block_path_is_the_general_path(monkeypatch, threshold):
     _threshold(monkeypatch, threshold)
     p = CPUParams.from_devices([archsim.load_preset(pid) for pid in ("cpu/epyc-genoa-9654", "cpu/skylake-16vcpu")])
     for energy in (1e-3, 1.0, 1e4):
-        costs = [_scaled(archsim.cost.cpu.cost(op, p, None), energy)
+        costs = [_scaled(cpu_cost.cost(op, p, None), energy)
                  for op in (Gemm(512, 512, 512, dtype="fp32"), Softmax((64, 1024), dtype="fp32"))]
         got = power.apply(costs, p, gpu=False)
         with pytest.MonkeyPatch.context() as m:
             m.setattr(power, "nominal_or_governed", _general)
             want = power.apply(costs, p, gpu=False)
         for a, b in zip(got, want, strict=True):
-            _same(a, b)
+            assert_same(a, b)
 
 
 def test_spare_rows_are_given_once_and_only_float64():
@@ -164,10 +150,10 @@ def test_spare_rows_are_given_once_and_only_float64():
     assert power.Spare(False).take() is None
     like = np.ones((2, 4))
     spare.give(np.full((2, 4), 7.0))
-    _same(spare.zeros(like), np.zeros_like(like))
+    assert_same(spare.zeros(like), np.zeros_like(like))
     spare.give(np.full((2, 4), 7.0))
-    _same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
-    _same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
+    assert_same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
+    assert_same(spare.copy(np.arange(4.0), like), np.broadcast_to(np.arange(4.0), (2, 4)).copy())
 
 
 def test_times_and_energies_the_clock_leaves_alone_go_back_as_given(pack):
@@ -188,7 +174,7 @@ def test_times_and_energies_the_clock_leaves_alone_go_back_as_given(pack):
         for k, v in c.time_by_unit_s.items():
             if not power._clocked(k):
                 assert o.time_by_unit_s[k] is not v
-                _same(o.time_by_unit_s[k], v.astype(np.float64))
+                assert_same(o.time_by_unit_s[k], v.astype(np.float64))
 
 
 @settings(max_examples=60, deadline=None)
@@ -213,10 +199,10 @@ def test_nominal_power_into_scratch_is_the_plain_one(seed, ops, points, scratch)
         m.setattr(dvfs, "INPLACE_MIN", 1)
         power_w, time = dvfs._nominal_power(t, [np.full(full, 7.0) for _ in range(scratch)])
         ratio, again = dvfs.nominal_or_governed(t, limit, min_ratio, [np.full(full, 7.0) for _ in range(scratch)])
-    _same(power_w, want_power)
-    _same(time, want_time)
-    _same(again, want_time)
-    _same(np.ones(full) if ratio is None else ratio, want_ratio)
+    assert_same(power_w, want_power)
+    assert_same(time, want_time)
+    assert_same(again, want_time)
+    assert_same(np.ones(full) if ratio is None else ratio, want_ratio)
 
 
 @pytest.mark.parametrize("exponent", [2.0, 0.5, 3.0])
@@ -236,4 +222,4 @@ def test_leakage_exponents_numpy_takes_apart_give_the_general_path(devices, expo
             m.setattr(power, "nominal_or_governed", _general)
             want = power.apply(costs, p, gpu=True)
         for a, b in zip(got, want, strict=True):
-            _same(a, b)
+            assert_same(a, b)

@@ -3,14 +3,15 @@ in Python floats (power._point, dvfs.point_governed, ledger._account_point), the
 into temporaries on large arrays (dvfs.writer, ledger.account), the governor's one-entry table
 (dvfs._gather)."""
 
-import dataclasses
 
 import numpy as np
 import pytest
+from bit_compare import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import archsim
+from archsim.cost import cpu as cpu_cost
 from archsim.cost import gpu as gpu_cost
 from archsim.cost import power
 from archsim.cost.params import CPUParams, GPUParams
@@ -19,24 +20,6 @@ from archsim.energy import PowerTerms, VFCurve, clocked_power, dvfs, ledger, op_
 from archsim.workload.ops import Conv2d, Gemm, Softmax
 
 GPUS = ("gpu/v100-sxm2-16gb", "gpu/t4", "gpu/a100-sxm4-40gb", "gpu/mi100", "gpu/titan-xp")
-
-
-def _same(a, b, path="cost"):
-    """Assert ``a`` and ``b`` are the same values to the bit (arrays by bytes, dicts in key order)."""
-    assert type(a) is type(b), path
-    if isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, np.ndarray):
-        assert (a.dtype, a.shape) == (b.dtype, b.shape), path
-        assert a.tobytes() == b.tobytes(), (path, a, b)
-    elif isinstance(a, float):
-        assert np.float64(a).tobytes() == np.float64(b).tobytes(), (path, a, b)
-    elif dataclasses.is_dataclass(a):
-        _same(vars(a), vars(b), path)
-    else:
-        assert a == b, path
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +39,7 @@ def test_one_op_at_one_point_in_floats_is_the_array_path(gpu_costs):
     for c, p in gpu_costs:
         point = power._point(c, p, True)
         assert point is not None
-        _same(point, power._apply_arrays([c], p, True, None)[0])
+        assert_same(point, power._apply_arrays([c], p, True, None)[0])
         governed += bool(point.extra["power_limited"][0])
     assert governed  # the governor's branch is exercised (a 4096^3 GEMM is power-limited)
 
@@ -81,17 +64,17 @@ def test_point_path_equals_array_path_whatever_the_numbers(gpu_costs, which, tim
     c = _scaled(c, time, energy, blocks, fixed)
     point = power._point(c, p, True)
     if point is not None:  # None: a division by zero the arrays take (inf, NaN)
-        _same(point, power._apply_arrays([c], p, True, None)[0])
+        assert_same(point, power._apply_arrays([c], p, True, None)[0])
 
 
 def test_cpu_op_in_floats_is_the_array_path():
     for pid in ("cpu/epyc-genoa-9654", "cpu/skylake-16vcpu"):
         p = CPUParams.from_devices([archsim.load_preset(pid)])
         for op in (Gemm(512, 512, 512, dtype="fp32"), Softmax((64, 1024), dtype="fp32")):
-            c = archsim.cost.cpu.cost(op, p, None)
+            c = cpu_cost.cost(op, p, None)
             point = power._point(c, p, False)
             assert point is not None
-            _same(point, power._apply_arrays([c], p, False, None)[0])
+            assert_same(point, power._apply_arrays([c], p, False, None)[0])
 
 
 @pytest.mark.parametrize("threshold", [1, 10**9])
@@ -107,9 +90,9 @@ def test_arithmetic_into_temporaries_gives_the_same_bits(monkeypatch, threshold)
     monkeypatch.setattr(power, "INPLACE_MIN", threshold)
     again = [gpu_cost.cost(op, p) for op in ops]
     for a, b in zip(power.apply(again, p, gpu=True), want, strict=True):
-        _same(a, b)
+        assert_same(a, b)
     for a, b in zip(again, costs, strict=True):  # the inputs are left as they were
-        _same(a, b)
+        assert_same(a, b)
 
 
 @settings(max_examples=40, deadline=None)
@@ -134,7 +117,7 @@ def test_ledger_into_temporaries_gives_the_same_bits(seed, n):
     old = dvfs.INPLACE_MIN
     try:
         dvfs.INPLACE_MIN = 1
-        _same(ledger.account(*args), want)
+        assert_same(ledger.account(*args), want)
     finally:
         dvfs.INPLACE_MIN = old
 
