@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2] / "archsim"
 LAYERS: dict[str, float] = {
     "archsim._version": 0,
     "archsim.errors": 0,
+    "archsim._lazy": 0,  # public names loaded on first use (any package may)
     "archsim.limits": 1,
     "archsim.units": 1,
     "archsim.hardware": 2,
