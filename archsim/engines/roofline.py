@@ -38,7 +38,7 @@ from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResul
 if TYPE_CHECKING:  # only estimate_many's frame needs pandas (~0.2-0.5 s to import)
     import pandas as pd
 
-__all__ = ["estimate_roofline", "estimate_many", "work_ops"]
+__all__ = ["estimate_roofline", "estimate_many", "many_columns", "columns_frame", "work_ops"]
 
 
 def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
@@ -270,8 +270,10 @@ def _op_result(op: Any, oc: OpCost) -> OpResult:
     return out
 
 
-def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:
-    """One row per hardware point: latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop."""
+def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
+                 overlap: bool = False) -> dict[str, np.ndarray]:
+    """The columns of :func:`estimate_many`'s frame, in its order: name -> float64 array over the
+    points (latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop)."""
     if not hardware:
         raise EngineError("estimate_many needs at least one hardware point")
     kinds = {getattr(h, "kind", _NO_KIND) for h in hardware}
@@ -294,8 +296,18 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
         if id(c) not in flops:
             flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
     frame["flop"] = added_in_order([np.zeros(len(hardware)), *[flops[id(c)] for c in costs]])
+    return frame
+
+
+def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:
+    """One row per hardware point: the columns of :func:`many_columns`; index ``point``."""
+    return columns_frame(many_columns(work, hardware, options, overlap))
+
+
+def columns_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The DataFrame of :func:`many_columns`' columns, index ``point`` (the position of each point)."""
     import pandas as pd
 
-    out = pd.DataFrame(frame)
+    out = pd.DataFrame(columns)
     out.index.name = "point"
     return out
