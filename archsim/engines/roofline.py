@@ -32,6 +32,7 @@ from archsim.cost import (
     software_efficiency,
 )
 from archsim.cost.common import added_in_order
+from archsim.cost.dispatch import plain_gpus
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -93,6 +94,8 @@ class _Coster:
         # The device an op runs on depends on its kind only through "is it a transfer".
         is_link = op.kind in LINK_KINDS
         hit = self.resolved.get(is_link)
+        if hit is None and not is_link and plain_gpus(self.hardware, self.options):
+            hit = self.resolved[is_link] = ("gpu", list(self.hardware))  # what resolve_device gives each point
         if hit is None:
             resolved = [resolve_device(h, op.kind, self.options) for h in self.hardware]
             roles = set(map(operator.itemgetter(0), resolved))
