@@ -50,8 +50,8 @@ from archsim.cost.types import DEVICE_ROLES, LINK_KINDS, CostArrays, CostOptions
 from archsim.errors import EngineError
 from archsim.hardware import CPUDevice, GPUDevice, Link, PIMDevice, System
 
-__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "host_dispatch_s", "host_launch_s", "role_params",
-           "is_link", "software_efficiency"]
+__all__ = ["op_cost", "op_cost_arrays", "resolve_device", "plain_gpus", "host_dispatch_s", "host_launch_s",
+           "role_params", "is_link", "software_efficiency"]
 
 
 def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[str, Any]:
@@ -92,6 +92,13 @@ def resolve_device(hardware: Any, op_kind: str, options: CostOptions) -> tuple[s
     if isinstance(hardware, PIMDevice):
         return "pim", hardware
     raise EngineError(f"hardware must be a CPUDevice, GPUDevice, PIMDevice or System, got {type(hardware).__name__}")
+
+
+def plain_gpus(hardware: Sequence[Any], options: CostOptions) -> bool:
+    """Whether :func:`resolve_device` gives ``("gpu", point)`` at every point of ``hardware`` for every
+    op kind but a transfer: each point a plain :class:`GPUDevice` (its class exactly) and no
+    ``options.device`` (the first case of :func:`resolve_device`, checked for all points in one pass)."""
+    return options.device is None and set(map(type, hardware)) == {GPUDevice}
 
 
 def _has(system: System, role: str) -> bool:

@@ -461,11 +461,9 @@ _GPU_POINT_FIELDS = operator.attrgetter(
 
 _GPU_DICT_FIELDS = operator.itemgetter(
     "sm", "l2", "dram", "efficiency", "energy", "tensor_core", "power", "clock_hz", "sm_count", "sector_bytes",
-    "static_power_w", "die_area_m2", "die_sm_count")
-"""The fields of ``_GPU_POINT_FIELDS`` as a GPUDevice holds them in its instance ``__dict__``."""
-
-_GPU_PROPERTIES = operator.attrgetter("tensor_clock", "effective_power_limit_w")
-"""The derived properties of ``_GPU_POINT_FIELDS``."""
+    "static_power_w", "die_area_m2", "die_sm_count", "tensor_clock_hz", "power_limit_w", "tdp_w")
+"""The fields of ``_GPU_POINT_FIELDS`` as a GPUDevice holds them in its instance ``__dict__``, then the
+fields its derived properties ``tensor_clock`` and ``effective_power_limit_w`` read."""
 
 _DRAM_POINT_FIELDS = operator.attrgetter("background_power_w", "bandwidth_bytes_per_s")
 
@@ -476,12 +474,14 @@ def _point_fields(devices: Sequence[GPUDevice]) -> tuple[tuple[Any, ...], ...]:
     through the properties, other models (a subclass, a stand-in) by attribute."""
     if set(map(type, devices)) == {GPUDevice}:
         try:
-            (sm, l2, dram, eff, en, tc_obj, pw, clock, sms, sector, static, area,
-             die_sms) = zip(*map(_GPU_DICT_FIELDS, map(_INSTANCE_DICT, devices)), strict=True)
+            (sm, l2, dram, eff, en, tc_obj, pw, clock, sms, sector, static, area, die_sms, tensor_clock_hz,
+             power_limit, tdp) = zip(*map(_GPU_DICT_FIELDS, map(_INSTANCE_DICT, devices)), strict=True)
         except KeyError:  # a model built without some field (model_construct): by attribute
             pass
         else:
-            tensor_clock, limit = zip(*map(_GPU_PROPERTIES, devices), strict=True)
+            # GPUDevice.tensor_clock and .effective_power_limit_w, column by column
+            tensor_clock = tuple([t if t is not None else c for t, c in zip(tensor_clock_hz, clock, strict=True)])
+            limit = tuple([p if p is not None else t for p, t in zip(power_limit, tdp, strict=True)])
             return sm, l2, dram, eff, en, tc_obj, pw, clock, tensor_clock, sms, sector, static, limit, area, die_sms
     return tuple(zip(*map(_GPU_POINT_FIELDS, devices), strict=True))
 

@@ -37,8 +37,8 @@ from archsim.results import RunResult
 if TYPE_CHECKING:  # a single estimate never needs pandas (~0.2-0.5 s to import)
     import pandas as pd
 
-__all__ = ["estimate", "estimate_many", "Estimator", "check_options", "op_cost", "OpCost", "CostOptions", "ENGINES",
-           "OPTIONS"]
+__all__ = ["estimate", "estimate_many", "many_columns", "Estimator", "check_options", "op_cost", "OpCost",
+           "CostOptions", "ENGINES", "OPTIONS"]
 
 ENGINES: tuple[str, ...] = ("roofline", "des")
 
@@ -215,6 +215,20 @@ def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = No
     ``flop``; index ``point`` (the position in ``hardware``). Equal to per-point :func:`estimate`
     (with a software profile too: its passes once, its host work priced on each point's host).
     """
+    return _many_checked(work, hardware, device, overlap, threads, host_dispatch, software, unknown, as_columns=False)
+
+
+def many_columns(work: Any, hardware: Sequence[Any], *, device: str | None = None, overlap: bool = False,
+                 threads: int | None = None, host_dispatch: bool = True, software: Any = None,
+                 **unknown: Any) -> dict[str, np.ndarray]:
+    """The numeric columns of :func:`estimate_many`'s frame, in its order: name -> float64 array over
+    ``hardware`` (the same values, options and errors; without a software profile no DataFrame is
+    built)."""
+    return _many_checked(work, hardware, device, overlap, threads, host_dispatch, software, unknown, as_columns=True)
+
+
+def _many_checked(work: Any, hardware: Sequence[Any], device: str | None, overlap: bool, threads: int | None,
+                  host_dispatch: bool, software: Any, unknown: dict[str, Any], as_columns: bool) -> Any:
     if unknown:
         allowed = ("device", "overlap", "threads", "host_dispatch", "software")
         raise EngineError(f"estimate_many() got unknown option(s) {sorted(unknown)}; allowed: {', '.join(allowed)} "
@@ -222,7 +236,7 @@ def estimate_many(work: Any, hardware: Sequence[Any], *, device: str | None = No
     if not isinstance(overlap, bool):
         raise EngineError(f"overlap must be True or False, got {overlap!r}")
     try:
-        return _many_with_software(work, hardware, device, overlap, threads, host_dispatch, software)
+        return _many_with_software(work, hardware, device, overlap, threads, host_dispatch, software, as_columns)
     except (OverflowError, ZeroDivisionError) as exc:
         raise EngineError(f"arithmetic {type(exc).__name__} while estimating: a hardware or workload value is "
                           f"out of range ({exc})") from None
@@ -240,20 +254,46 @@ def _checked_frame(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _checked_columns(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``columns`` (a frame's, index the point positions), after :func:`_checked_frame`'s checks and errors."""
+    for name in ("latency_s", "energy_j"):
+        values = columns[name]
+        if np.all(values >= 0) and np.all(np.isfinite(values)):  # NaN fails the first test
+            continue
+        bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0)))
+        if len(bad):
+            raise EngineError(f"the estimate's {name} is {values[bad[0]]!r} at point {bad[0]}: a hardware or "
+                              "workload value is out of range (check very large or very small fields)")
+    return columns
+
+
+def _frame_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The numeric columns of ``frame`` as float64 arrays, in its order."""
+    if all(dtype == np.float64 for dtype in frame.dtypes):
+        # Every column a float64 metric (the roofline's frame): each column of its one block.
+        block = frame.to_numpy()
+        return {str(c): block[:, j] for j, c in enumerate(frame.columns)}
+    numeric = frame.select_dtypes("number")
+    return {str(c): numeric[c].to_numpy(dtype=float) for c in numeric.columns}
+
+
 def _many_with_software(work: Any, hardware: Sequence[Any], device: str | None, overlap: bool,
-                        threads: int | None, host_dispatch: bool, software: Any) -> pd.DataFrame:
-    from archsim.engines.roofline import estimate_many as _many
+                        threads: int | None, host_dispatch: bool, software: Any, as_columns: bool = False) -> Any:
+    """:func:`estimate_many`'s frame, or with ``as_columns`` :func:`many_columns`' columns."""
+    from archsim.engines import roofline
 
-    if software is None:
-        return _checked_frame(_many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap))
-    from archsim.software import resolve_software
+    if software is not None:
+        from archsim.software import resolve_software
 
-    profile = resolve_software(software)
-    if profile.is_none:
-        return _checked_frame(_many(work, list(hardware), _options(device, threads, host_dispatch), overlap=overlap))
+        profile = resolve_software(software)
+    if software is None or profile.is_none:
+        columns = _checked_columns(roofline.many_columns(work, list(hardware), _options(device, threads, host_dispatch),
+                                                         overlap=overlap))
+        return columns if as_columns else roofline.columns_frame(columns)
     from archsim.engines import host
 
     points = list(hardware)
     run_work = host.prepare_many(work, points, profile, device)
-    frame = _many(run_work, points, _options(device, threads, host_dispatch, profile), overlap=overlap)
-    return _checked_frame(host.finish_many(frame, points, profile))
+    frame = roofline.estimate_many(run_work, points, _options(device, threads, host_dispatch, profile), overlap=overlap)
+    frame = _checked_frame(host.finish_many(frame, points, profile))
+    return _frame_columns(frame) if as_columns else frame

@@ -32,13 +32,14 @@ from archsim.cost import (
     software_efficiency,
 )
 from archsim.cost.common import added_in_order
+from archsim.cost.dispatch import plain_gpus
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
 if TYPE_CHECKING:  # only estimate_many's frame needs pandas (~0.2-0.5 s to import)
     import pandas as pd
 
-__all__ = ["estimate_roofline", "estimate_many", "work_ops"]
+__all__ = ["estimate_roofline", "estimate_many", "many_columns", "columns_frame", "work_ops"]
 
 
 def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], list[tuple[int, ...]], str]:
@@ -93,6 +94,8 @@ class _Coster:
         # The device an op runs on depends on its kind only through "is it a transfer".
         is_link = op.kind in LINK_KINDS
         hit = self.resolved.get(is_link)
+        if hit is None and not is_link and plain_gpus(self.hardware, self.options):
+            hit = self.resolved[is_link] = ("gpu", list(self.hardware))  # what resolve_device gives each point
         if hit is None:
             resolved = [resolve_device(h, op.kind, self.options) for h in self.hardware]
             roles = set(map(operator.itemgetter(0), resolved))
@@ -270,8 +273,10 @@ def _op_result(op: Any, oc: OpCost) -> OpResult:
     return out
 
 
-def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:
-    """One row per hardware point: latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop."""
+def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
+                 overlap: bool = False) -> dict[str, np.ndarray]:
+    """The columns of :func:`estimate_many`'s frame, in its order: name -> float64 array over the
+    points (latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop)."""
     if not hardware:
         raise EngineError("estimate_many needs at least one hardware point")
     kinds = {getattr(h, "kind", _NO_KIND) for h in hardware}
@@ -294,8 +299,18 @@ def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, over
         if id(c) not in flops:
             flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
     frame["flop"] = added_in_order([np.zeros(len(hardware)), *[flops[id(c)] for c in costs]])
+    return frame
+
+
+def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:
+    """One row per hardware point: the columns of :func:`many_columns`; index ``point``."""
+    return columns_frame(many_columns(work, hardware, options, overlap))
+
+
+def columns_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The DataFrame of :func:`many_columns`' columns, index ``point`` (the position of each point)."""
     import pandas as pd
 
-    out = pd.DataFrame(frame)
+    out = pd.DataFrame(columns)
     out.index.name = "point"
     return out

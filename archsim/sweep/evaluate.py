@@ -86,17 +86,11 @@ class EngineEvaluator:
 
     def columns(self, work: Any, hardware: Sequence[Any]) -> dict[str, np.ndarray]:
         """The roofline's metrics of every point as columns: name -> float64 array over ``hardware``."""
-        from archsim.engines import estimate_many
+        from archsim.engines import many_columns
 
         if not self.columnar:
             raise SweepError(f"engine {self.engine!r} gives per-point metrics, not columns")
-        frame = estimate_many(work, list(hardware), **dict(self.options))
-        if all(dtype == np.float64 for dtype in frame.dtypes):
-            # Every column a float64 metric (the roofline's frame): each column of its one block.
-            block = frame.to_numpy()
-            return {str(c): block[:, j] for j, c in enumerate(frame.columns)}
-        numeric = frame.select_dtypes("number")
-        return {str(c): numeric[c].to_numpy(dtype=float) for c in numeric.columns}
+        return many_columns(work, list(hardware), **dict(self.options))
 
     def __call__(self, work: Any, hardware: Sequence[Any]) -> list[dict[str, float]]:
         from archsim.engines import estimate
