@@ -33,7 +33,7 @@ import numpy as np
 from archsim.errors import ArchsimError, SweepError
 from archsim.sweep.columns import ChunkBuilder
 from archsim.sweep.points import PointBuilder, apply_overrides
-from archsim.sweep.rows import ChunkRows, RowsBuilder
+from archsim.sweep.rows import ChunkRows, ColumnSequence, RowsBuilder
 
 __all__ = ["Evaluator", "EngineEvaluator", "ZooWorkload", "PointTask", "PointTasks", "ChunkPayload", "evaluate_chunk",
            "apply_overrides", "flatten_run", "work_key", "one_line"]
@@ -212,7 +212,7 @@ class PointTask:
         return task
 
 
-class PointTasks(Sequence[PointTask]):
+class PointTasks(ColumnSequence[PointTask]):
     """A chunk's tasks as columns: what a sweep sends instead of a list of :class:`PointTask`.
 
     Point ``i`` has key ``keys[i]``, the hardware overrides ``(paths[j], values[j][i])`` for each
@@ -245,16 +245,6 @@ class PointTasks(Sequence[PointTask]):
         i %= len(self)
         overrides = tuple(zip(self.paths, [v[i] for v in self.values], strict=True))
         return PointTask.of(self.keys[i], overrides, () if self.work_params is None else self.work_params[i])
-
-    def __iter__(self) -> Iterator[PointTask]:
-        return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __getstate__(self) -> tuple[Any, ...]:
         return self.keys, self.paths, self.values, self.work_params

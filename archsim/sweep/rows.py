@@ -12,15 +12,35 @@ building a DataFrame from 1,000 dicts costs more than the dicts themselves.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ChunkRows", "RowsBuilder", "rows_frame"]
+__all__ = ["ChunkRows", "ColumnSequence", "RowsBuilder", "rows_frame"]
+
+T = TypeVar("T")
 
 
-class ChunkRows(Sequence[dict[str, Any]]):
+class ColumnSequence(Sequence[T]):
+    """A read-only sequence whose items are made from columns on access (a chunk's rows, its point
+    tasks): iteration item by item, equal to any sequence (a list included) of equal items, and,
+    like a list, unhashable. Subclasses give ``__len__`` and ``__getitem__``."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Iterator[T]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class ChunkRows(ColumnSequence[dict[str, Any]]):
     """The rows of a chunk as columns (see the module documentation).
 
     Args:
@@ -53,16 +73,6 @@ class ChunkRows(Sequence[dict[str, Any]]):
         row: dict[str, Any] = {"key": self.keys[i], "status": self.status[i], "error": self.errors[i]}
         row.update((name, float(values[i])) for name, values in self.metrics.items() if self.has[name][i])
         return row
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     @classmethod
     def joined(cls, parts: Sequence[ChunkRows]) -> ChunkRows:
