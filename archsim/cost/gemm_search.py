@@ -316,6 +316,35 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def _put_figures(res, i, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, waves, flop_cta,
+                 l1_cta, l2_total, dram_kernel, bps):  # pragma: no cover - numba
+    """Row ``i``'s figures of :data:`OUT_FIELDS` that :func:`_candidate`'s values give (all but the
+    tile, split-K and achieved occupancy) into ``res`` (flat, fields x ``BLOCK_ROWS``)."""
+    res[i] = time
+    res[BLOCK_ROWS + i] = compute
+    res[2 * BLOCK_ROWS + i] = l1
+    res[3 * BLOCK_ROWS + i] = l2
+    res[4 * BLOCK_ROWS + i] = dram + reduce_s
+    res[5 * BLOCK_ROWS + i] = fill
+    res[6 * BLOCK_ROWS + i] = launches
+    res[7 * BLOCK_ROWS + i] = ctas * flop_cta
+    res[8 * BLOCK_ROWS + i] = ctas * l1_cta
+    res[9 * BLOCK_ROWS + i] = l2_total + reduce_bytes
+    res[10 * BLOCK_ROWS + i] = dram_kernel + reduce_bytes
+    res[14 * BLOCK_ROWS + i] = waves
+    res[15 * BLOCK_ROWS + i] = bps
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _achieved_occupancy(ctas, waves, slots, bps, threads, max_warps):  # pragma: no cover - numba
+    """The kernel's achieved occupancy (:data:`OUT_FIELDS`): its CTAs per wave over the SMs' CTA
+    slots (at most 1), times the blocks per SM ``bps`` and warps per CTA (``threads`` / 32), over
+    the SM's ``max_warps``."""
+    active_avg = ctas / _max(waves, 1.0)
+    return _min(1.0, active_avg / _max(slots, 1.0)) * bps * (threads / 32.0) / max_warps
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, unit_share, no_reduce,
                 keep):  # pragma: no cover - numba
     """Score candidate ``j`` on the ``n`` rows of a block (blocks per SM ``occ``) and keep each row's
@@ -331,19 +360,8 @@ def _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, 
         if keep:
             take = take or first
             if take:
-                res[i] = time
-                res[BLOCK_ROWS + i] = compute
-                res[2 * BLOCK_ROWS + i] = l1
-                res[3 * BLOCK_ROWS + i] = l2
-                res[4 * BLOCK_ROWS + i] = dram + reduce_s
-                res[5 * BLOCK_ROWS + i] = fill
-                res[6 * BLOCK_ROWS + i] = launches
-                res[7 * BLOCK_ROWS + i] = ctas * flop_cta
-                res[8 * BLOCK_ROWS + i] = ctas * l1_cta
-                res[9 * BLOCK_ROWS + i] = l2_total + reduce_bytes
-                res[10 * BLOCK_ROWS + i] = dram_kernel + reduce_bytes
-                res[14 * BLOCK_ROWS + i] = waves
-                res[15 * BLOCK_ROWS + i] = occ[i]
+                _put_figures(res, i, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas,
+                             waves, flop_cta, l1_cta, l2_total, dram_kernel, occ[i])
                 kept[i] = ctas
                 kept[BLOCK_ROWS + i] = slots
         best_score[i] = score if take else held
@@ -358,12 +376,10 @@ def _block_kept(cand, rv, start, n, best, res, kept, out):  # pragma: no cover -
     for i in range(n):
         j = best[i]
         ctas, slots, waves, bps = kept[i], kept[BLOCK_ROWS + i], res[14 * BLOCK_ROWS + i], res[15 * BLOCK_ROWS + i]
-        active_avg = ctas / _max(waves, 1.0)
         res[11 * BLOCK_ROWS + i] = cand[0, j]
         res[12 * BLOCK_ROWS + i] = cand[1, j]
         res[13 * BLOCK_ROWS + i] = cand[3, j]
-        res[16 * BLOCK_ROWS + i] = (_min(1.0, active_avg / _max(slots, 1.0)) * bps * (cand[2, j] / 32.0)
-                                    / rv[15 * BLOCK_ROWS + i])
+        res[16 * BLOCK_ROWS + i] = _achieved_occupancy(ctas, waves, slots, bps, cand[2, j], rv[15 * BLOCK_ROWS + i])
     for f in range(out.shape[0]):
         for i in range(n):
             out[f, start + i] = res[f * BLOCK_ROWS + i]
@@ -380,26 +396,13 @@ def _out_rows(chosen, rv, n, res, unit_share, no_reduce):  # pragma: no cover - 
         (_, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, slots, waves, flop_cta,
          l1_cta, l2_total, dram_kernel) = _candidate(chosen, BLOCK_ROWS, i, rv, i, bps, split, unit_share,
                                                         no_reduce)
-        active_avg = ctas / _max(waves, 1.0)
-        threads = chosen[(n_fields + 4) * BLOCK_ROWS + i]
-        max_warps = rv[15 * BLOCK_ROWS + i]
-        res[i] = time
-        res[BLOCK_ROWS + i] = compute
-        res[2 * BLOCK_ROWS + i] = l1
-        res[3 * BLOCK_ROWS + i] = l2
-        res[4 * BLOCK_ROWS + i] = dram + reduce_s
-        res[5 * BLOCK_ROWS + i] = fill
-        res[6 * BLOCK_ROWS + i] = launches
-        res[7 * BLOCK_ROWS + i] = ctas * flop_cta
-        res[8 * BLOCK_ROWS + i] = ctas * l1_cta
-        res[9 * BLOCK_ROWS + i] = l2_total + reduce_bytes
-        res[10 * BLOCK_ROWS + i] = dram_kernel + reduce_bytes
+        _put_figures(res, i, time, compute, l1, l2, dram, fill, reduce_s, reduce_bytes, launches, ctas, waves,
+                     flop_cta, l1_cta, l2_total, dram_kernel, bps)
         res[11 * BLOCK_ROWS + i] = chosen[(n_fields + 2) * BLOCK_ROWS + i]
         res[12 * BLOCK_ROWS + i] = chosen[(n_fields + 3) * BLOCK_ROWS + i]
         res[13 * BLOCK_ROWS + i] = split
-        res[14 * BLOCK_ROWS + i] = waves
-        res[15 * BLOCK_ROWS + i] = bps
-        res[16 * BLOCK_ROWS + i] = _min(1.0, active_avg / _max(slots, 1.0)) * bps * (threads / 32.0) / max_warps
+        res[16 * BLOCK_ROWS + i] = _achieved_occupancy(ctas, waves, slots, bps, chosen[(n_fields + 4) * BLOCK_ROWS + i],
+                                               rv[15 * BLOCK_ROWS + i])
 
 
 @njit(cache=True, error_model="numpy")
