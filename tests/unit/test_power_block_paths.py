@@ -64,12 +64,12 @@ def pack():
     return GPUParams.from_devices([archsim.load_preset(pid) for pid in GPUS])
 
 
-def _both(costs, p, counts=None):
+def _both(costs, p, counts=None, gpu=True):
     """power.apply's costs, and the general path's (restored afterwards)."""
-    got = power.apply(costs, p, gpu=True, counts=counts)
+    got = power.apply(costs, p, gpu=gpu, counts=counts)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(power, "nominal_or_governed", _general)
-        want = power.apply(costs, p, gpu=True, counts=counts)
+        want = power.apply(costs, p, gpu=gpu, counts=counts)
     return got, want
 
 
@@ -132,10 +132,7 @@ def test_cpu_block_path_is_the_general_path(monkeypatch, threshold):
     for energy in (1e-3, 1.0, 1e4):
         costs = [_scaled(cpu_cost.cost(op, p, None), energy)
                  for op in (Gemm(512, 512, 512, dtype="fp32"), Softmax((64, 1024), dtype="fp32"))]
-        got = power.apply(costs, p, gpu=False)
-        with pytest.MonkeyPatch.context() as m:
-            m.setattr(power, "nominal_or_governed", _general)
-            want = power.apply(costs, p, gpu=False)
+        got, want = _both(costs, p, gpu=False)
         for a, b in zip(got, want, strict=True):
             assert_same(a, b)
 
@@ -217,9 +214,6 @@ def test_leakage_exponents_numpy_takes_apart_give_the_general_path(devices, expo
     p = dataclasses.replace(p, leakage_exponent=np.full(p.n, exponent), max_voltage_clock_hz=p.clock_hz * top)
     for ops in (OPS, OPS[1:]):  # with the 4096^3 GEMM (over its limit) and without
         costs = [_scaled(gpu_cost.cost(op, p), energy) for op in ops]
-        got = power.apply(costs, p, gpu=True)
-        with pytest.MonkeyPatch.context() as m:
-            m.setattr(power, "nominal_or_governed", _general)
-            want = power.apply(costs, p, gpu=True)
+        got, want = _both(costs, p)
         for a, b in zip(got, want, strict=True):
             assert_same(a, b)

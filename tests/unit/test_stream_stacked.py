@@ -49,14 +49,7 @@ def test_stacked_stream_equals_the_array_model(seed, g, odd, zeros):
     dram = rng.random(g * h) * 1e9 * (rng.random(g * h) > 0.3 if zeros else 1.0)
     l2 = np.maximum(rng.random(g * h) * 1e9, dram)
     with np.errstate(all="ignore"):
-        bps = np.tile(kn.stream_blocks_per_sm(p), g)
-        bps.flags.writeable = False
-        tiled = p.tiled(g)
-        want = kn.gpu_stream(tiled, np.repeat(vector, h), np.repeat(special, h), l2, dram,
-                             tiled.vector_flop_per_cycle_per_sm["fp32"], np.repeat(threads, h), blocks_per_sm=bps)
-        got = kn.gpu_stream_stacked(p, "fp32", vector, special, threads, l2, dram, bps)
-    for f in dataclasses.fields(kn.StreamKernel):
-        assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
+        _assert_stacked_is_the_array_model(p, "fp32", vector, special, threads, l2, dram)
 
 
 @settings(max_examples=10, deadline=None)
@@ -73,12 +66,19 @@ def test_filled_and_partly_filled_point_blocks_equal_the_array_model(seed, small
     vector, special = rng.random(g) * 1e9, rng.random(g) * 1e6
     dram = rng.random(g * h) * 1e9
     l2 = np.maximum(rng.random(g * h) * 1e9, dram)
+    _assert_stacked_is_the_array_model(p, "fp16", vector, special, threads, l2, dram)
+
+
+def _assert_stacked_is_the_array_model(p, dtype, vector, special, threads, l2, dram):
+    """``gpu_stream_stacked`` over pack ``p`` equals ``gpu_stream`` over the tiled pack, field by field
+    to the bit (``vector``, ``special``, ``threads``: per kernel; ``l2``, ``dram``: per row)."""
+    g, h = len(vector), p.n
     bps = np.tile(kn.stream_blocks_per_sm(p), g)
     bps.flags.writeable = False
     tiled = p.tiled(g)
     want = kn.gpu_stream(tiled, np.repeat(vector, h), np.repeat(special, h), l2, dram,
-                         tiled.vector_flop_per_cycle_per_sm["fp16"], np.repeat(threads, h), blocks_per_sm=bps)
-    got = kn.gpu_stream_stacked(p, "fp16", vector, special, threads, l2, dram, bps)
+                         tiled.vector_flop_per_cycle_per_sm[dtype], np.repeat(threads, h), blocks_per_sm=bps)
+    got = kn.gpu_stream_stacked(p, dtype, vector, special, threads, l2, dram, bps)
     for f in dataclasses.fields(kn.StreamKernel):
         assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
 
