@@ -22,6 +22,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "list_presets": ("archsim.presets", "list_presets"),
     "estimate": ("archsim.engines", "estimate"),
     "estimate_many": ("archsim.engines", "estimate_many"),
+    "many_columns": ("archsim.engines", "many_columns"),
     "Estimator": ("archsim.engines", "Estimator"),
     "Sweep": ("archsim.sweep", "Sweep"),
     "pareto_front": ("archsim.sweep.analysis", "pareto_front"),

@@ -222,8 +222,9 @@ def many_columns(work: Any, hardware: Sequence[Any], *, device: str | None = Non
                  threads: int | None = None, host_dispatch: bool = True, software: Any = None,
                  **unknown: Any) -> dict[str, np.ndarray]:
     """The numeric columns of :func:`estimate_many`'s frame, in its order: name -> float64 array over
-    ``hardware`` (the same values, options and errors; without a software profile no DataFrame is
-    built)."""
+    ``hardware`` (``latency_s`` in s, ``energy_j`` and ``energy_<component>_j`` in J,
+    ``data_movement_fraction`` a fraction, ``flop`` a count; the same values, options and errors).
+    Without a software profile no DataFrame is built: what a sweep reads, point after point."""
     return _many_checked(work, hardware, device, overlap, threads, host_dispatch, software, unknown, as_columns=True)
 
 
