@@ -37,6 +37,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "DType": ("archsim.workload", "DType"),
     "TensorSpec": ("archsim.workload", "TensorSpec"),
     "ArchsimError": ("archsim.errors", "ArchsimError"),
+    "keep_freed_memory": ("archsim.allocator", "keep_freed_memory"),
     "InputPipeline": ("archsim.engines.desim.config", "InputPipeline"),
     "DataParallel": ("archsim.engines.desim.config", "DataParallel"),
     "PIMOffload": ("archsim.engines.desim.config", "PIMOffload"),

@@ -397,6 +397,7 @@ def _add_software(p: argparse.ArgumentParser) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from archsim.allocator import keep_freed_memory
     from archsim.sweep.spec import load_spec, run_spec
 
     spec = load_spec(args.spec)
@@ -410,6 +411,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if not args.resume and any((out / "store" / "chunks").glob("*.parquet")):
         raise ArchsimError(f"{out} already holds results of an earlier run: pass --resume to reuse them, "
                            "or --out another folder")
+    keep_freed_memory()  # this command's own process (a serial sweep runs in it): archsim.allocator
     table = run_spec(spec, out, executor=executor, address=args.address, resume=args.resume,
                      progress=False if args.no_progress else None)
     points = table.drop_duplicates("point")

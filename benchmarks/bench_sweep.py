@@ -9,7 +9,8 @@ Figures, each beside a reference measured in the same run on the same points and
 * serial sweep (``executor="serial"``, fresh axis values each repeat so no unit string is cached)
   as op-evaluations per second (ops x points / wall; target >= 5e6), beside a minimal numpy
   roofline (per op and point ``max(flop / peak, bytes / bandwidth)``, summed; what a sweep costs
-  with no model at all);
+  with no model at all); then the same after :func:`archsim.keep_freed_memory` (what ``archsim
+  sweep`` and the sweep workers run with), with the minor page faults of each;
 * a ``--points`` sweep with ``--workers`` local processes (issue 7's 10,000 points in < 10 s);
 * with ``--big N``: one N-point sweep streamed to ``--store`` with ``--workers`` processes, its wall
   time (target < 60 s for 1M points on two processes) and the peak resident memory of this process
@@ -99,28 +100,34 @@ def main() -> int:
           f"{_load()} at start")
     peak = hw.tensor_core.flop_per_cycle_per_sm["fp16"] * hw.clock_hz
 
-    # 1. serial, beside the numpy reference on the same points.
+    # 1. serial, beside the numpy reference on the same points; then again after
+    # archsim.keep_freed_memory() (glibc keeps freed memory: what `archsim sweep` and the sweep
+    # workers do; it cannot be undone in this process, so it comes second).
     side = args.serial_side
     n = side * side
     Sweep(hw, _axes(bw, sms, side, 0.0)).run(work, executor="serial", evaluator=evaluator, progress=False)
-    sweep_s, sweep_cpu, ref_s = [], [], []
-    for r in range(args.repeats):
-        sweep = Sweep(hw, _axes(bw, sms, side, 0.01 * (r + 1)))
-        c0, t0 = _cpu_s(), time.perf_counter()
-        sweep.run(work, executor="serial", evaluator=evaluator, progress=False)
-        sweep_s.append(time.perf_counter() - t0)
-        sweep_cpu.append(_cpu_s() - c0)
-        pts = sweep.points()
-        t0 = time.perf_counter()
-        numpy_roofline(graph, np.full(n, peak) * pts["gpu.sm_count"].to_numpy() / sms,
-                       pts["gpu.dram.bandwidth_bytes_per_s"].to_numpy())
-        ref_s.append(time.perf_counter() - t0)
-    med = statistics.median
     evals = n * n_ops
-    print(f"serial sweep, {n} points: median {med(sweep_s):.3f} s wall, {med(sweep_cpu):.3f} s CPU; "
-          f"{evals / med(sweep_s):.3g} op-evaluations/s (target >= 5e6)")
-    print(f"  numpy roofline reference, same points: {med(ref_s) * 1e3:.2f} ms, {evals / med(ref_s):.3g} "
-          f"op-evaluations/s; sweep / reference = {med(sweep_s) / med(ref_s):.0f}x")
+    med = statistics.median
+    for label, shift in (("", 0.0), (" after archsim.keep_freed_memory()", 0.5)):
+        if shift:
+            archsim.keep_freed_memory()
+        sweep_s, sweep_cpu, ref_s, faults = [], [], [], []
+        for r in range(args.repeats):
+            sweep = Sweep(hw, _axes(bw, sms, side, shift + 0.01 * (r + 1)))
+            f0, c0, t0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, _cpu_s(), time.perf_counter()
+            sweep.run(work, executor="serial", evaluator=evaluator, progress=False)
+            sweep_s.append(time.perf_counter() - t0)
+            sweep_cpu.append(_cpu_s() - c0)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+            pts = sweep.points()
+            t0 = time.perf_counter()
+            numpy_roofline(graph, np.full(n, peak) * pts["gpu.sm_count"].to_numpy() / sms,
+                           pts["gpu.dram.bandwidth_bytes_per_s"].to_numpy())
+            ref_s.append(time.perf_counter() - t0)
+        print(f"serial sweep{label}, {n} points: median {med(sweep_s):.3f} s wall, {med(sweep_cpu):.3f} s CPU, "
+              f"{med(faults):.0f} minor page faults; {evals / med(sweep_s):.3g} op-evaluations/s (target >= 5e6)")
+        print(f"  numpy roofline reference, same points: {med(ref_s) * 1e3:.2f} ms, {evals / med(ref_s):.3g} "
+              f"op-evaluations/s; sweep / reference = {med(sweep_s) / med(ref_s):.0f}x")
 
     # 2. the process sweep.
     if args.points:

@@ -48,3 +48,14 @@ def _assert_costs_equal(a, b) -> None:
 def assert_costs_equal():
     """:func:`_assert_costs_equal`: the stacked cost path against the one-op path, field by field."""
     return _assert_costs_equal
+
+
+@pytest.fixture(autouse=True)
+def allocator_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The test runner's process keeps glibc's default allocator settings: a command that would set
+    them (``archsim sweep``, :mod:`archsim.allocator`) records the call here instead."""
+    import archsim.allocator
+
+    calls: list[str] = []
+    monkeypatch.setattr(archsim.allocator, "keep_freed_memory", lambda: calls.append("keep_freed_memory") or True)
+    return calls

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
+from archsim.allocator import keep_freed_memory
 from archsim.errors import SweepError
 from archsim.sweep.evaluate import ChunkPayload, PointTask, evaluate_chunk
 
@@ -48,40 +49,6 @@ def default_workers() -> int:
 def _serial(payload: ChunkPayload, chunks: Sequence[Sequence[PointTask]], on_done: OnDone) -> None:
     for chunk in chunks:
         on_done(evaluate_chunk(payload, chunk))
-
-
-# glibc ``mallopt`` parameters (malloc.h) and the values a sweep worker uses. By default glibc
-# serves blocks above a dynamic threshold (128 KiB to 32 MiB) with mmap and gives freed heap above
-# 128 KiB back to the OS; a 1,024-point chunk's stacked passes allocate and free hundreds of
-# (ops x points) temporaries of ~0.1-1.5 MB, so every pass page-faults its memory in again
-# (~13,000 minor faults per 1,024-point chunk). Both settings are needed: with only the trim
-# threshold raised, blocks above the mmap threshold are still mapped and unmapped each time.
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
-_WORKER_TRIM_THRESHOLD_BYTES = 1 << 30  # keep up to 1 GiB of freed heap for reuse
-_WORKER_MMAP_THRESHOLD_BYTES = 32 << 20  # the top of glibc's own dynamic range (64-bit): larger blocks still mapped
-
-
-def keep_freed_memory() -> bool:
-    """Make glibc keep freed memory for reuse in this process instead of returning it to the OS.
-
-    Called only in archsim's own sweep worker processes (never in the user's process: allocator
-    settings are process-wide). Same results, fewer page faults: a 1,024-point serial H100 sweep
-    chunk ~15 % less CPU (README "Speed"). A worker's resident memory can stay up to the trim
-    threshold above its live data. Returns whether the settings took effect; a documented no-op
-    (``False``) on a C library without ``mallopt`` (musl, macOS, Windows).
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    ok = mallopt(_M_TRIM_THRESHOLD, _WORKER_TRIM_THRESHOLD_BYTES) == 1
-    return mallopt(_M_MMAP_THRESHOLD, _WORKER_MMAP_THRESHOLD_BYTES) == 1 and ok
 
 
 def _init_worker(parent: int) -> None:

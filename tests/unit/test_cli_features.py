@@ -96,11 +96,14 @@ def test_schema_says_where_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert out.startswith(f"wrote the JSON Schema of preset files to {tmp_path / 's.json'}")
 
 
-def test_sweep_rerun_names_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_rerun_names_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  allocator_calls: list[str]) -> None:
     spec = tmp_path / "s.toml"
     spec.write_text('[base]\npreset = "gpu/v100-sxm2-16gb"\n[work]\nmodel = "resnet18"\n[sweep]\nexecutor = "serial"\n'
                     '[axes]\n"gpu.sm_count" = [40, 80]\n')
     _run(capsys, "sweep", str(spec), "--out", str(tmp_path / "out"), "--no-progress")
+    # the command's own process keeps freed memory for reuse (archsim.allocator), once per sweep run
+    assert allocator_calls == ["keep_freed_memory"]
     assert cli.main(["sweep", str(spec), "--out", str(tmp_path / "out")]) == 2
     assert "pass --resume to reuse them" in capsys.readouterr().err
     _run(capsys, "sweep", str(spec), "--out", str(tmp_path / "out"), "--resume", "--no-progress")

@@ -21,6 +21,7 @@ LAYERS: dict[str, float] = {
     "archsim._version": 0,
     "archsim.errors": 0,
     "archsim._lazy": 0,  # public names loaded on first use (any package may)
+    "archsim.allocator": 0,  # the C allocator's settings (stdlib only)
     "archsim.limits": 1,
     "archsim.units": 1,
     "archsim.hardware": 2,
