@@ -8,6 +8,8 @@ prints, side by side, the median wall and CPU time over ``R`` repeats of
 * ``estimate_many`` over ``N`` V100 variants, as op-evaluations per second (ops x points / time;
   target >= 1e7), the points already validated, beside a minimal numpy roofline over the same ops
   and points (per op and point ``max(flop / peak, compulsory bytes / bandwidth)``, summed);
+* the same ``estimate_many`` after :func:`archsim.keep_freed_memory` (glibc keeps freed memory for
+  reuse), with the minor page faults per call before and after;
 * a sweep engineer's ``M``-point inference sweep (target < 10 s) including building and
   validating each hardware point (one run: it is long).
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -29,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+import archsim  # noqa: E402
 import archsim.presets as presets  # noqa: E402
 from archsim.engines import estimate, estimate_many  # noqa: E402
 from archsim.workload import zoo  # noqa: E402
@@ -64,6 +68,16 @@ def _timed(fn, repeats: int) -> tuple[float, float]:
         wall.append(time.perf_counter() - w0)
         cpu.append(time.process_time() - c0)
     return statistics.median(wall), statistics.median(cpu)
+
+
+def _faults_per_call(fn, repeats: int) -> float:
+    """Median minor page faults of ``repeats`` calls of ``fn`` (getrusage)."""
+    counts = []
+    for _ in range(repeats):
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        fn()
+        counts.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+    return statistics.median(counts)
 
 
 def _load() -> str:
@@ -102,6 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     w, c = _timed(lambda: numpy_roofline(graph, peak, bw), args.repeats)
     rows.append((f"  numpy roofline reference, {len(pts)} points", w, c,
                  f"{evals / w:.3g} wall op-evaluations/s", "reference"))
+    # The same estimate_many after archsim.keep_freed_memory() (glibc keeps freed memory for reuse:
+    # what the sweep workers and `archsim sweep` run with); it cannot be undone, so it comes last
+    # but for the big sweep. Minor page faults per call beside both.
+    faults = _faults_per_call(lambda: estimate_many(graph, pts), args.repeats)
+    archsim.keep_freed_memory()
+    estimate_many(graph, pts)
+    w, c = _timed(lambda: estimate_many(graph, pts), args.repeats)
+    rows.append(("  the same after keep_freed_memory()", w, c,
+                 f"{evals / w:.3g} wall op-evaluations/s; page faults {faults:.0f} -> "
+                 f"{_faults_per_call(lambda: estimate_many(graph, pts), args.repeats):.0f} a call", ">= 1e7 /s"))
     if args.big_points:
         w0, c0 = time.perf_counter(), time.process_time()
         big = points(args.big_points)
