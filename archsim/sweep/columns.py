@@ -10,7 +10,9 @@ tables whose combinations are all distinct (usually the root alone):
   column, through the same per-field validators as :class:`~archsim.sweep.points.PointBuilder`;
 * a table's cross-field (``mode="after"``) rules run once per distinct combination of its changed
   leaves and changed sub-tables, on the table built from the base's by replacing those fields
-  (:meth:`PointBuilder.assemble`); points with equal combinations share the table object;
+  (:meth:`PointBuilder.assemble_columns`: the tables of all combinations built together, and a
+  rule that declares the fields it reads, none of them changed, not run again); points with equal
+  combinations share the table object;
 * anything else (a structure the column path does not cover: list entries, plain tables, whole
   tables or the ``kind`` replaced, unhashable values, a class whose validation reads its raw
   input) and every combination that fails a check goes point by point through
@@ -280,9 +282,8 @@ class ChunkBuilder:
             bad = np.fromiter(map(is_, got, repeat(_FAILED)), dtype=bool, count=len(got))
             if bad.any():
                 failed |= bad[codes_at]
-        updates = (None if skip else zip(names, combination, strict=True)
-                   for combination, skip in zip(zip(*columns, strict=True), failed.tolist(), strict=True))
-        built = [_FAILED if new is None else new for new in base.assemble_each(cls, node.model, updates, len(first))]
+        built = [_FAILED if new is None else new
+                 for new in base.assemble_columns(cls, node.model, names, columns, failed.tolist())]
         return built, combo
 
     def _name(self, cls: type[BaseModel], key: str | int) -> str:
