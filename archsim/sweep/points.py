@@ -343,10 +343,10 @@ class PointBuilder:
         plan = self.plan(cls)
         if plan is False:
             return [None] * n
-        keep = [i for i, s in enumerate(skip) if not s]
-        if len(keep) < n:
+        keep = [i for i, s in enumerate(skip) if not s] if True in skip else None
+        if keep is not None:
             columns = [[column[i] for i in keep] for column in columns]
-        m = len(keep)
+        m = n if keep is None else len(keep)
         _, base, base_set = self._template(model, plan[1])
         data = list(map(dict.copy, repeat(base, m)))
         for name, column in zip(names, columns, strict=True):
@@ -363,7 +363,7 @@ class PointBuilder:
         rules = [rule for rule, read in zip(plan[3], plan[4], strict=True) if read is None or read & changed]
         if rules:
             new = [self._ruled(cls, entry, rules) for entry in new]
-        if m == n:
+        if keep is None:
             return new
         out: list[Any] = [None] * n
         for i, entry in zip(keep, new, strict=True):
