@@ -401,11 +401,16 @@ class Sweep:
         data.update(zip(self.columns, [c[each] if isinstance(c, np.ndarray) else c.take(each)
                                        for c in self._axis_arrays()], strict=True))
         data["status"] = status.take(each)
-        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
-        data["error"] = pd.Series(np.repeat(rows.errors()[at], m), dtype=object)
+        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store
+        # (a new object array holds None throughout).
+        errors = None if rows.no_errors() else rows.errors()
+        data["error"] = pd.Series(np.empty(n * m, dtype=object) if errors is None else np.repeat(errors[at], m),
+                                  dtype=object)
         data["metric"] = pd.Series(np.asarray(chosen, dtype=object)).array.take(np.tile(np.arange(m), n))
         data["value"] = np.stack([rows.values(c)[at] for c in chosen], axis=1).reshape(-1)
-        return pd.DataFrame(data, columns=["point", *self.columns, "status", "error", "metric", "value"])
+        columns = ["point", *self.columns, "status", "error", "metric", "value"]
+        # The columns in their order already (no axis column named like another): no reindexing.
+        return pd.DataFrame(data) if list(data) == columns else pd.DataFrame(data, columns=columns)
 
     @staticmethod
     def _chosen(rows: _StoredRows, metrics: Sequence[str] | None) -> list[str]:
@@ -532,6 +537,11 @@ class _StoredRows:
         else:
             out[:] = self._chunk.errors  # the chunk's reasons are texts or None
         return out
+
+    def no_errors(self) -> bool:
+        """Whether the rows are known to have no reason at all (:meth:`errors` None throughout):
+        the chunk rows' reasons, counted in one pass; a store's frame is not read for it (False)."""
+        return self._chunk is not None and self._chunk.errors.count(None) == len(self._chunk.errors)
 
     def values(self, name: str) -> np.ndarray:
         """The float64 values of metric ``name`` (NaN where a row has none)."""
