@@ -332,7 +332,8 @@ class PointBuilder:
         """:meth:`assemble_each` of the entries ``i`` (``len(skip)`` of them) that set field
         ``names[j]`` to ``columns[j][i]`` for every ``j`` in order (a later name wins), None where
         ``skip[i]``: the same models, built column by column (each entry's field values and
-        instance slots set in bulk), with per entry only the rules that may reject it.
+        instance slots set in bulk; the entries' equal fields sets one set object, made for this
+        call), with per entry only the rules that may reject it.
 
         ``model`` is a validated model (it passed every rule of ``cls``, each returning it): a rule
         that declares the fields it reads (:func:`~archsim.hardware.base.reads`), none of them in
@@ -351,12 +352,14 @@ class PointBuilder:
         data = list(map(dict.copy, repeat(base, m)))
         for name, column in zip(names, columns, strict=True):
             deque(map(dict.__setitem__, data, repeat(name, m), column), 0)
-        # Every entry holds the base's keys and ``names``: one key set for all.
+        # Every entry holds the base's keys and ``names``: one key set for all, and one new set
+        # object of them shared by this call's entries (pydantic never changes the fields set of a
+        # frozen model; a copy or a model_copy of one gets its own), not the template's.
         fields_set = base_set if not data or len(data[0]) == len(base) else set(data[0])
         new = list(map(cls.__new__, repeat(cls, m)))
         set_dict, set_fields, set_extra, set_private = _SLOTS
         deque(map(set_dict, new, data), 0)
-        deque(map(set_fields, new, map(set.copy, repeat(fields_set, m))), 0)
+        deque(map(set_fields, new, repeat(fields_set.copy(), m)), 0)
         deque(map(set_extra, new, repeat(None, m)), 0)
         deque(map(set_private, new, repeat(None, m)), 0)
         changed = frozenset(names)

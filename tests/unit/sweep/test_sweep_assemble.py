@@ -60,8 +60,11 @@ def test_assemble_columns_is_assemble_each(entries: tuple[list[str], list[list[A
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
         _same(g, w)
+    # one new set for the call's models: not the base's, nor the template's a later call starts from
     sets = [g.__pydantic_fields_set__ for g in got if g is not None]
-    assert len({id(s) for s in sets}) == len(sets)  # each model its own set
+    assert len({id(s) for s in sets}) <= 1 and all(s is not _BASE.__pydantic_fields_set__ for s in sets)
+    again = _BUILDER.assemble_columns(cls, _BASE, names, columns, skip)
+    assert all(a.__pydantic_fields_set__ is not s for a in again if a is not None for s in sets)
 
 
 def test_assemble_columns_rejects_what_the_whole_dump_rejects() -> None:
@@ -90,3 +93,16 @@ def test_rules_reading_no_changed_field_are_not_run_again(monkeypatch: pytest.Mo
     got = builder.assemble_columns(cls, _BASE, ["sm_count", "static_power_w"], [[1, 2], [60.0, 61.0]],
                                    [False, True])
     assert calls == [got[0]] and got[1] is None
+
+
+def test_models_sharing_a_fields_set_stay_apart_through_copies_and_assignments() -> None:
+    cls = type(_BASE)
+    got = _BUILDER.assemble_columns(cls, _BASE, ["sm_count"], [[1, 2, 3]], [False] * 3)
+    shared = got[0].__pydantic_fields_set__
+    before = set(shared)
+    copies = [got[0].model_copy(), got[0].model_copy(update={"sm_count": 7}), got[1].model_copy(deep=True)]
+    with pytest.raises(Exception, match="frozen"):
+        got[2].sm_count = 9
+    assert all(c.__pydantic_fields_set__ is not shared for c in copies)
+    assert shared == before and all(g.__pydantic_fields_set__ is shared for g in got)
+    assert [g.sm_count for g in got] == [1, 2, 3] and copies[1].sm_count == 7
