@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -155,6 +155,34 @@ def reads_raw_input(cls: type[BaseModel]) -> bool:
     decorators = cls.__pydantic_decorators__
     return (any(d.info.mode != "after" for d in decorators.model_validators.values())
             or any(d.info.mode != "after" for d in decorators.field_validators.values()))
+
+
+_READS = "archsim_reads"
+"""Attribute of a cross-field rule's function holding the field names it reads (:func:`reads`)."""
+
+
+def reads(*fields: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declares the fields (by Python name) a cross-field rule, a ``mode="after"`` model validator,
+    reads of its model: placed under ``@model_validator(mode="after")``, it marks the function.
+
+    A marked rule must be a function of its model's values alone that reads the model only as
+    ``self.<field>`` for the fields named here (sub-models and their own attributes included) and
+    returns ``self`` unless it raises (a unit test checks every marked rule's code). A model made
+    from a validated one by changing only fields the rule does not read then passes the rule as the
+    validated one did; the sweep's chunk builder skips it there (:mod:`archsim.sweep.points`)."""
+    names = frozenset(fields)
+
+    def mark(rule: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(rule, _READS, names)
+        return rule
+
+    return mark
+
+
+def rule_reads(rule: Any) -> frozenset[str] | None:
+    """The fields a cross-field rule declared with :func:`reads`; None for an undeclared one."""
+    names = getattr(rule, _READS, None)
+    return names if isinstance(names, frozenset) else None
 
 
 NonNegativeInt = Annotated[int, Field(ge=0)]

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import PRECISION_BITS, HardwareModel, NonNegativeInt, Precision, Source, si
+from archsim.hardware.base import PRECISION_BITS, HardwareModel, NonNegativeInt, Precision, Source, reads, si
 from archsim.hardware.energy import EnergyTable, PowerModel
 from archsim.hardware.memory import DRAM, Cache
 from archsim.units import Frequency, Power, Time
@@ -37,6 +37,7 @@ class CPUCore(HardwareModel):
     max_outstanding_misses: int = Field(gt=0, description="L1D miss buffers: the memory-level parallelism")
 
     @model_validator(mode="after")
+    @reads("simd_width_bits", "fma_units")
     def _simd(self) -> CPUCore:
         if self.simd_width_bits % 64:
             raise ValueError(f"simd_width_bits {self.simd_width_bits} is not a multiple of 64")
@@ -66,6 +67,7 @@ class BranchPredictor(HardwareModel):
     mispredict_penalty_cycles: int = Field(gt=0)
 
     @model_validator(mode="after")
+    @reads("table_entries")
     def _power_of_two(self) -> BranchPredictor:
         n = self.table_entries
         if n & (n - 1):
@@ -106,6 +108,7 @@ class CPUDevice(HardwareModel):
     sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")
+    @reads("caches", "static_power_w", "tdp_w", "power")
     def _hierarchy(self) -> CPUDevice:
         names = [c.name for c in self.caches]
         if len(set(names)) != len(names):

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import HardwareModel, Precision, si
+from archsim.hardware.base import HardwareModel, Precision, reads, si
 from archsim.units import (
     Energy,
     EnergyPerArea,
@@ -179,6 +179,10 @@ class PowerModel(HardwareModel):
         return self.leakage_power_density_w_per_m2 is not None
 
     @model_validator(mode="after")
+    @reads("board_power_w", "core_leakage_power_w", "uncore_leakage_power_w", "core_clock_power_w",
+           "noc_energy_j_per_byte", "leakage_power_density_w_per_m2", "clock_energy_density_j_per_m2",
+           "sm_area_share", "wire_energy_j_per_byte_m", "v_min_v", "v_max_v", "knee_clock_hz",
+           "max_voltage_clock_hz")
     def _curve(self) -> PowerModel:
         unit = [self.board_power_w, self.core_leakage_power_w, self.uncore_leakage_power_w, self.core_clock_power_w,
                 self.noc_energy_j_per_byte]

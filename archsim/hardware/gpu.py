@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import HardwareModel, NonNegativeInt, Precision, Source, si
+from archsim.hardware.base import HardwareModel, NonNegativeInt, Precision, Source, reads, si
 from archsim.hardware.energy import MAX_NODE_NM, EnergyTable, PowerModel
 from archsim.hardware.memory import DRAM, Cache
 from archsim.units import Area, Frequency, Power, Size, Time
@@ -48,6 +48,8 @@ class StreamingMultiprocessor(HardwareModel):
     )
 
     @model_validator(mode="after")
+    @reads("fma_lanes", "cuda_cores", "max_shared_memory_per_block_bytes", "shared_memory_bytes", "unified_l1_shared",
+           "l1", "max_warps", "warp_size", "max_threads_per_block")
     def _limits(self) -> StreamingMultiprocessor:
         if self.fma_lanes.get("fp32") != self.cuda_cores:
             raise ValueError(f"fma_lanes.fp32 must equal cuda_cores ({self.cuda_cores})")
@@ -110,6 +112,7 @@ class TensorCore(HardwareModel):
     )
 
     @model_validator(mode="after")
+    @reads("fp16_accumulate_flop_per_cycle_per_sm", "flop_per_cycle_per_sm")
     def _fp16_accumulate(self) -> TensorCore:
         for precision, rate in self.fp16_accumulate_flop_per_cycle_per_sm.items():
             if precision not in ("fp16", "fp8") or not self.flop_per_cycle_per_sm.get(precision) or rate <= 0:
@@ -214,6 +217,8 @@ class GPUDevice(HardwareModel):
     sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")
+    @reads("l2", "sm", "energy", "node_nm", "static_power_w", "tdp_w", "sector_bytes", "infinity_cache", "power",
+           "die_area_m2", "die_sm_count")
     def _consistency(self) -> GPUDevice:
         if self.l2.size_bytes <= self.sm.l1.size_bytes:
             raise ValueError("l2.size must be larger than sm.l1.size")

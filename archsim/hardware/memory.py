@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import HardwareModel, Source, si
+from archsim.hardware.base import HardwareModel, Source, reads, si
 from archsim.units import Bandwidth, Energy, EnergyPerByte, Power, Size, Time
 
 DRAMKind = Literal["ddr4", "ddr5", "lpddr4", "lpddr5", "gddr5", "gddr5x", "gddr6", "gddr6x",
@@ -43,6 +43,7 @@ class Cache(HardwareModel):
     inclusive: bool = False
 
     @model_validator(mode="after")
+    @reads("line_bytes", "ways", "size_bytes")
     def _geometry(self) -> Cache:
         line = self.line_bytes
         if line & (line - 1):

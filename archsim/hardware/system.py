@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from archsim.hardware.base import HardwareModel, Source
+from archsim.hardware.base import HardwareModel, Source, reads
 from archsim.hardware.cpu import CPUDevice
 from archsim.hardware.gpu import GPUDevice
 from archsim.hardware.memory import Link
@@ -28,6 +28,7 @@ class System(HardwareModel):
     sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")
+    @reads("gpu", "gpu_count", "host_link", "gpu_link")
     def _wiring(self) -> System:
         if self.gpu is None and self.gpu_count:
             raise ValueError(f"gpu_count is {self.gpu_count} but no [gpu] is given")

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -152,6 +153,9 @@ class Sweep:
         self.n = n
         self.seed = seed
         self._values: list[tuple[Any, ...]] = sample(self.axes, sampler, n, seed)
+        # A grid's points are the product of its axes' levels (the last axis varying fastest).
+        self._grid: tuple[tuple[Any, ...], ...] | None = (
+            tuple(a.levels for a in self.axes) if sampler == "grid" else None)  # type: ignore[misc]
 
     def __len__(self) -> int:
         return len(self._values)
@@ -185,17 +189,14 @@ class Sweep:
         does not hold 1M tasks.
 
         Each key is :func:`~archsim.sweep.store.point_key` of the point, built from text parts: the
-        JSON of each hardware axis's ``[path, encoded value]`` is made once per distinct value
-        object (a grid's points share their axes' level objects), then joined between the sweep's
+        JSON of each hardware axis's ``[path, encoded value]`` is made once per level of a grid or
+        per distinct value object (:meth:`_hardware_texts`), then joined between the sweep's
         constant prefix and the point's workload suffix (the same text, so the same keys)."""
         from archsim._version import __version__
 
         prefix = key_prefix(self.base.content_hash())
         hw_axes, wl_axes = self._axes_by_target()
-        # Each point's hardware text: each axis's texts, one per point, joined point by point.
-        texts = [_ByValue(lambda v, a=a: override_text(a.path, a.encode(v))).many(map(itemgetter(j), self._values))
-                 for j, a in hw_axes]
-        hw = list(map(",".join, zip(*texts, strict=True))) if texts else [""] * len(self._values)
+        hw = self._hardware_texts(hw_axes, wl_axes)
         suffixes: dict[tuple[tuple[str, Any], ...], str] = {}
         # The prefix's hash state, copied per point: sha256 of the whole text, hashing the shared
         # start once (point_key_of_text's value; a unit test checks it).
@@ -220,6 +221,18 @@ class Sweep:
             return list(map(digest, [text + suffix for text in hw]))
         return [digest(text + suffix_of(_work_params(values, wl_axes)))
                 for values, text in zip(self._values, hw, strict=True)]
+
+    def _hardware_texts(self, hw_axes: list[tuple[int, Axis]], wl_axes: list[tuple[int, Axis]]) -> list[str]:
+        """Each point's hardware overrides as the text of its key (:func:`~archsim.sweep.store.override_text`
+        of each hardware axis, joined by commas): of a grid over hardware axes only, each level's
+        text made once and joined in the grid's product order; else each axis's texts made once
+        per distinct value object and joined point by point."""
+        if self._grid is not None and hw_axes and not wl_axes:
+            levels = [[override_text(a.path, a.encode(v)) for v in self._grid[j]] for j, a in hw_axes]
+            return list(map(",".join, itertools.product(*levels)))
+        texts = [_ByValue(lambda v, a=a: override_text(a.path, a.encode(v))).many(map(itemgetter(j), self._values))
+                 for j, a in hw_axes]
+        return list(map(",".join, zip(*texts, strict=True))) if texts else [""] * len(self._values)
 
     def _work(self, work: Any) -> Any:
         has_workload_axes = any(a.target == "workload" for a in self.axes)
@@ -388,11 +401,16 @@ class Sweep:
         data.update(zip(self.columns, [c[each] if isinstance(c, np.ndarray) else c.take(each)
                                        for c in self._axis_arrays()], strict=True))
         data["status"] = status.take(each)
-        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store.
-        data["error"] = pd.Series(np.repeat(rows.errors()[at], m), dtype=object)
+        # Missing reasons read back from Parquet as NaN; the table says None, whatever the store
+        # (a new object array holds None throughout).
+        errors = None if rows.no_errors() else rows.errors()
+        data["error"] = pd.Series(np.empty(n * m, dtype=object) if errors is None else np.repeat(errors[at], m),
+                                  dtype=object)
         data["metric"] = pd.Series(np.asarray(chosen, dtype=object)).array.take(np.tile(np.arange(m), n))
         data["value"] = np.stack([rows.values(c)[at] for c in chosen], axis=1).reshape(-1)
-        return pd.DataFrame(data, columns=["point", *self.columns, "status", "error", "metric", "value"])
+        columns = ["point", *self.columns, "status", "error", "metric", "value"]
+        # The columns in their order already (no axis column named like another): no reindexing.
+        return pd.DataFrame(data) if list(data) == columns else pd.DataFrame(data, columns=columns)
 
     @staticmethod
     def _chosen(rows: _StoredRows, metrics: Sequence[str] | None) -> list[str]:
@@ -520,6 +538,11 @@ class _StoredRows:
             out[:] = self._chunk.errors  # the chunk's reasons are texts or None
         return out
 
+    def no_errors(self) -> bool:
+        """Whether the rows are known to have no reason at all (:meth:`errors` None throughout):
+        the chunk rows' reasons, counted in one pass; a store's frame is not read for it (False)."""
+        return self._chunk is not None and self._chunk.errors.count(None) == len(self._chunk.errors)
+
     def values(self, name: str) -> np.ndarray:
         """The float64 values of metric ``name`` (NaN where a row has none)."""
         if self._chunk is None:
@@ -599,8 +622,16 @@ class _Chunks(Sequence[PointTasks]):
         self._sweep, self._keys, self._pending, self._size = sweep, keys, pending, size
         self._hw_axes, self._wl_axes = sweep._axes_by_target()
         self._paths = tuple(a.path for _, a in self._hw_axes)
-        # Each hardware axis's encoded value, once per distinct value object.
+        # Each hardware axis's encoded value, once per distinct value object; of a grid over
+        # hardware axes only, once per level, with the stride and count of the axis's levels in the
+        # product (point p holds level p // stride % count).
         self._encode = [(j, _ByValue(a.encode)) for j, a in self._hw_axes]
+        self._levels: list[tuple[list[Any], int, int]] | None = None
+        grid = sweep._grid
+        if grid is not None and self._hw_axes and not self._wl_axes:
+            counts = [len(levels) for levels in grid]
+            self._levels = [([a.encode(v) for v in grid[j]], math.prod(counts[j + 1:]), counts[j])
+                            for j, a in self._hw_axes]
 
     def __len__(self) -> int:
         return math.ceil(len(self._pending) / self._size)
@@ -611,6 +642,11 @@ class _Chunks(Sequence[PointTasks]):
         i %= len(self)
         values, keys, wl_axes = self._sweep._values, self._keys, self._wl_axes
         pending = self._pending[i * self._size:(i + 1) * self._size]
+        if self._levels is not None:
+            at = np.asarray(pending, dtype=np.int64)
+            columns = [list(map(levels.__getitem__, (at // stride % count).tolist()))
+                       for levels, stride, count in self._levels]
+            return PointTasks(list(map(keys.__getitem__, pending)), self._paths, columns, None)
         chunk = [values[p] for p in pending]
         columns = [f.many(map(itemgetter(j), chunk)) for j, f in self._encode]
         params = [_work_params(v, wl_axes) for v in chunk] if wl_axes else None

@@ -10,7 +10,9 @@ tables whose combinations are all distinct (usually the root alone):
   column, through the same per-field validators as :class:`~archsim.sweep.points.PointBuilder`;
 * a table's cross-field (``mode="after"``) rules run once per distinct combination of its changed
   leaves and changed sub-tables, on the table built from the base's by replacing those fields
-  (:meth:`PointBuilder.assemble`); points with equal combinations share the table object;
+  (:meth:`PointBuilder.assemble_columns`: the tables of all combinations built together, and a
+  rule that declares the fields it reads, none of them changed, not run again); points with equal
+  combinations share the table object;
 * anything else (a structure the column path does not cover: list entries, plain tables, whole
   tables or the ``kind`` replaced, unhashable values, a class whose validation reads its raw
   input) and every combination that fails a check goes point by point through
@@ -193,6 +195,8 @@ class ChunkBuilder:
                 done = None
         if done is None:
             done = [_FAILED] * n
+        elif not any(map(is_, done, repeat(_FAILED))):
+            return done  # every point built on the column path
         return [self._one(tuple(zip(paths, [column[i] for column in values], strict=True))) if hw is _FAILED else hw
                 for i, hw in enumerate(done)]
 
@@ -250,7 +254,7 @@ class ChunkBuilder:
         """:meth:`_columns` of the ``n`` points whose column ``j`` of values is ``values[j]``."""
         codes = [_codes(column, n) for column in values]
         built, combo = self._node(root, values, codes)
-        return [built[c] for c in combo.tolist()]
+        return list(map(built.__getitem__, combo.tolist()))
 
     def _node(self, node: _Node, values: list[list[Any]], codes: list[np.ndarray]) -> tuple[list[Any], np.ndarray]:
         """(the table built for each distinct combination at ``node``, each point's combination).
@@ -276,13 +280,13 @@ class ChunkBuilder:
         columns, failed = [], np.zeros(len(first), dtype=bool)
         for _, at, got in inputs:
             codes_at = at[first]
-            columns.append([got[c] for c in codes_at.tolist()])
+            columns.append(list(map(got.__getitem__, codes_at.tolist())))
             bad = np.fromiter(map(is_, got, repeat(_FAILED)), dtype=bool, count=len(got))
             if bad.any():
                 failed |= bad[codes_at]
-        updates = (None if skip else zip(names, combination, strict=True)
-                   for combination, skip in zip(zip(*columns, strict=True), failed.tolist(), strict=True))
-        built = [_FAILED if new is None else new for new in base.assemble_each(cls, node.model, updates, len(first))]
+        built = base.assemble_columns(cls, node.model, names, columns, failed.tolist())
+        if any(map(is_, built, repeat(None))):
+            built = [_FAILED if new is None else new for new in built]
         return built, combo
 
     def _name(self, cls: type[BaseModel], key: str | int) -> str:

@@ -26,6 +26,7 @@ import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Protocol
 
 import numpy as np
@@ -373,23 +374,10 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask], columnar:
             fails.append((i, status, error))
 
     # Each group of points sharing workload parameters: their indices and hardware, in task order.
-    groups: dict[tuple[tuple[str, Any], ...], tuple[list[int], list[Any]]] = {}
-    works: dict[tuple[tuple[str, Any], ...], Any] = {}
-    for i, (hw, params) in enumerate(zip(built, params_of, strict=True)):
-        if isinstance(hw, ArchsimError):
-            failed(i, "invalid", one_line(hw))
-            continue
-        if params not in works:
-            try:
-                works[params] = _build_work(payload.work, dict(params))
-            except ArchsimError as exc:
-                failed(i, "invalid", one_line(exc))
-                continue
-        group = groups.get(params)
-        if group is None:
-            group = groups[params] = ([], [])
-        group[0].append(i)
-        group[1].append(hw)
+    if isinstance(tasks, PointTasks) and tasks.work_params is None:
+        groups, works = _one_group(payload.work, built, failed)
+    else:
+        groups, works = _groups(payload.work, built, params_of, failed)
     for params, (at, hardware) in groups.items():
         work = works[params]
         try:
@@ -425,6 +413,57 @@ def _evaluate_chunk(payload: ChunkPayload, tasks: Sequence[PointTask], columnar:
         return out.result()
     plain = _float_rows(keys, fails, done)
     return plain if plain is not None else _dict_rows(keys, fails, done)
+
+
+Params = tuple[tuple[str, Any], ...]
+Groups = dict[Params, tuple[list[int], list[Any]]]
+
+
+def _groups(work: Any, built: list[Any], params_of: Sequence[Params],
+            failed: Callable[[int, str, str], None]) -> tuple[Groups, dict[Params, Any]]:
+    """The points of a chunk by workload parameters: (parameters -> (the indices, the hardware) of
+    the points that share them, in task order; parameters -> their work). A point whose hardware
+    (``built``: a model or the ArchsimError of its validation) or work did not build is
+    ``failed`` instead; a work that failed to build is tried again at the next point of its
+    parameters."""
+    groups: Groups = {}
+    works: dict[Params, Any] = {}
+    for i, (hw, params) in enumerate(zip(built, params_of, strict=True)):
+        if isinstance(hw, ArchsimError):
+            failed(i, "invalid", one_line(hw))
+            continue
+        if params not in works:
+            try:
+                works[params] = _build_work(work, dict(params))
+            except ArchsimError as exc:
+                failed(i, "invalid", one_line(exc))
+                continue
+        group = groups.get(params)
+        if group is None:
+            group = groups[params] = ([], [])
+        group[0].append(i)
+        group[1].append(hw)
+    return groups, works
+
+
+def _one_group(work: Any, built: list[Any], failed: Callable[[int, str, str], None]
+               ) -> tuple[Groups, dict[Params, Any]]:
+    """:func:`_groups` of points that all have the parameters ``()``: the invalid points found in
+    one pass, the work built at the first valid point (and again at each next one while it fails),
+    the rest of the points one group."""
+    invalid = np.fromiter(map(isinstance, built, repeat(ArchsimError)), dtype=bool, count=len(built))
+    for i in np.flatnonzero(invalid).tolist():
+        failed(i, "invalid", one_line(built[i]))
+    at = np.flatnonzero(~invalid).tolist()
+    for k, i in enumerate(at):
+        try:
+            made = _build_work(work, {})
+        except ArchsimError as exc:
+            failed(i, "invalid", one_line(exc))
+            continue
+        rest = at[k:]
+        return {(): (rest, list(map(built.__getitem__, rest)))}, {(): made}
+    return {}, {}
 
 
 _RESERVED = frozenset({"key", "status", "error"})

@@ -20,13 +20,15 @@ message as before.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from archsim.errors import ArchsimError
-from archsim.hardware.base import is_model_valued, reads_raw_input
+from archsim.hardware.base import is_model_valued, reads_raw_input, rule_reads
 
 __all__ = ["PointBuilder", "apply_overrides"]
 
@@ -66,7 +68,8 @@ def _instance_fields(model: BaseModel, dump: Mapping[str, Any]) -> tuple[tuple[s
 
 def _override_plan(cls: type[BaseModel]) -> Any:
     """(dump key -> field name, the field names, field name -> its validator, the after-validators in pydantic's
-    order) for a table whose fields can be validated one by one, else False: a field or ``before``/
+    order, the fields each of them declares it reads or None: :func:`~archsim.hardware.base.rule_reads`)
+    for a table whose fields can be validated one by one, else False: a field or ``before``/
     ``wrap`` model validator, a ``model_post_init``, private attributes or a non-forbidding
     ``extra`` make the table's validation more than its fields' and its after-rules."""
     decorators = cls.__pydantic_decorators__
@@ -106,9 +109,9 @@ def _override_plan(cls: type[BaseModel]) -> Any:
 
     # pydantic applies after-validators in definition order (base classes first), each on what the
     # previous one returned.
-    after = [d.func.__get__(None, cls) if isinstance(d.func, classmethod) else d.func
-             for d in decorators.model_validators.values()]
-    return names, frozenset(cls.model_fields), validator, after
+    rules = list(decorators.model_validators.values())
+    after = [d.func.__get__(None, cls) if isinstance(d.func, classmethod) else d.func for d in rules]
+    return names, frozenset(cls.model_fields), validator, after, tuple(rule_reads(d.func) for d in rules)
 
 
 _SLOTS = (BaseModel.__dict__["__dict__"].__set__, BaseModel.__dict__["__pydantic_fields_set__"].__set__,
@@ -274,7 +277,7 @@ class PointBuilder:
         plan = self.plan(cls)
         if plan is False:
             raise KeyError(key)
-        names, _fields, validators, _after = plan
+        names, validators = plan[0], plan[2]
         name = names[key]
         if is_model_valued(value):
             return name, value
@@ -299,14 +302,7 @@ class PointBuilder:
         if plan is False:
             return [None] * n
         after = plan[3]
-        template = self._templates.get(id(model))
-        if template is None or template[0] is not model:
-            fields = plan[1]
-            # The base's field values (a value cached beside the fields, the content hash, is not
-            # carried over), kept with the model so that its id is not reused meanwhile.
-            data = {k: v for k, v in model.__dict__.items() if k in fields}
-            template = self._templates[id(model)] = (model, data, set(data))
-        _, base, base_set = template
+        _, base, base_set = self._template(model, plan[1])
         size, make = len(base), cls.__new__
         set_dict, set_fields, set_extra, set_private = _SLOTS
         out: list[Any] = []
@@ -330,6 +326,73 @@ class PointBuilder:
                 new = None
             out.append(new if type(new) is cls else None)
         return out
+
+    def assemble_columns(self, cls: type[BaseModel], model: BaseModel, names: Sequence[str],
+                         columns: Sequence[Sequence[Any]], skip: Sequence[bool]) -> list[Any]:
+        """:meth:`assemble_each` of the entries ``i`` (``len(skip)`` of them) that set field
+        ``names[j]`` to ``columns[j][i]`` for every ``j`` in order (a later name wins), None where
+        ``skip[i]``: the same models, built column by column (each entry's field values and
+        instance slots set in bulk; the entries' equal fields sets one set object, made for this
+        call), with per entry only the rules that may reject it.
+
+        ``model`` is a validated model (it passed every rule of ``cls``, each returning it): a rule
+        that declares the fields it reads (:func:`~archsim.hardware.base.reads`), none of them in
+        ``names``, reads of each entry what it read of ``model`` and passes it as it passed
+        ``model``, returning it; it is not run again. The others run on each entry in pydantic's
+        order, as :meth:`assemble_each` runs them."""
+        n = len(skip)
+        plan = self.plan(cls)
+        if plan is False:
+            return [None] * n
+        keep = [i for i, s in enumerate(skip) if not s] if True in skip else None
+        if keep is not None:
+            columns = [[column[i] for i in keep] for column in columns]
+        m = n if keep is None else len(keep)
+        _, base, base_set = self._template(model, plan[1])
+        data = list(map(dict.copy, repeat(base, m)))
+        for name, column in zip(names, columns, strict=True):
+            deque(map(dict.__setitem__, data, repeat(name, m), column), 0)
+        # Every entry holds the base's keys and ``names``: one key set for all, and one new set
+        # object of them shared by this call's entries (pydantic never changes the fields set of a
+        # frozen model; a copy or a model_copy of one gets its own), not the template's.
+        fields_set = base_set if not data or len(data[0]) == len(base) else set(data[0])
+        new = list(map(cls.__new__, repeat(cls, m)))
+        set_dict, set_fields, set_extra, set_private = _SLOTS
+        deque(map(set_dict, new, data), 0)
+        deque(map(set_fields, new, repeat(fields_set.copy(), m)), 0)
+        deque(map(set_extra, new, repeat(None, m)), 0)
+        deque(map(set_private, new, repeat(None, m)), 0)
+        changed = frozenset(names)
+        rules = [rule for rule, read in zip(plan[3], plan[4], strict=True) if read is None or read & changed]
+        if rules:
+            new = [self._ruled(cls, entry, rules) for entry in new]
+        if keep is None:
+            return new
+        out: list[Any] = [None] * n
+        for i, entry in zip(keep, new, strict=True):
+            out[i] = entry
+        return out
+
+    @staticmethod
+    def _ruled(cls: type[BaseModel], model: Any, rules: Sequence[Any]) -> Any:
+        """``model`` after ``rules`` in order, each on what the previous one returned; None where one
+        rejects it or the result is not of class ``cls``."""
+        try:
+            for rule in rules:
+                model = rule(model)
+        except (ArchsimError, ValueError, TypeError, AssertionError):
+            return None
+        return model if type(model) is cls else None
+
+    def _template(self, model: BaseModel, fields: frozenset[str]) -> tuple[Any, dict[str, Any], set[str]]:
+        """(``model``, its field values, their names): what an assembled table starts from, made
+        once per model object. The values cached beside the fields (the content hash) are not
+        carried over; the model is kept with them so that its id is not reused meanwhile."""
+        template = self._templates.get(id(model))
+        if template is None or template[0] is not model:
+            data = {k: v for k, v in model.__dict__.items() if k in fields}
+            template = self._templates[id(model)] = (model, data, set(data))
+        return template  # type: ignore[no-any-return]
 
     @staticmethod
     def _child(model: BaseModel, key: str | int, fields: dict[tuple[type, str | int], str | None]) -> Any:

@@ -135,17 +135,26 @@ class RowsBuilder:
     def ok(self, rows: Sequence[int], metrics: Mapping[str, Any]) -> None:
         """Rows ``rows`` ran: ``metrics`` maps each name to one value per row (in ``rows``' order)."""
         at = np.asarray(rows, dtype=np.intp)
-        for i in rows:
-            self._status[i], self._errors[i] = "ok", None
-        first = int(at.min()) if len(at) else 0
         n = len(self.keys)
+        # Every row, in order (a chunk whose points all ran together): whole columns, no scatter.
+        every = len(at) == n and bool((at == np.arange(n)).all())
+        if every:
+            self._status[:], self._errors[:] = ["ok"] * n, [None] * n
+        else:
+            for i in rows:
+                self._status[i], self._errors[i] = "ok", None
+        first = int(at.min()) if len(at) else 0
         for place, (name, values) in enumerate(metrics.items()):
             column = self._metrics.get(name)
-            if column is None:
-                column = self._metrics[name] = np.full(n, np.nan)
-                self._has[name] = np.zeros(n, dtype=bool)
-            column[at] = np.asarray(values, dtype=np.float64)
-            self._has[name][at] = True
+            whole = np.array(values, dtype=np.float64) if column is None and every else None
+            if whole is not None and whole.shape == (n,):
+                self._metrics[name], self._has[name] = whole, np.ones(n, dtype=bool)
+            else:
+                if column is None:
+                    column = self._metrics[name] = np.full(n, np.nan)
+                    self._has[name] = np.zeros(n, dtype=bool)
+                column[at] = np.asarray(values, dtype=np.float64)
+                self._has[name][at] = True
             if name not in self._first or (first, place) < self._first[name]:
                 self._first[name] = (first, place)
 

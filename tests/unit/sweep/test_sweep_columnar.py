@@ -120,6 +120,17 @@ def test_table_of_own_rows_is_the_table_of_the_store_frame(v100, executor, metri
     _same_table(got, want)
 
 
+@pytest.mark.parametrize("metrics", [None, ["latency_s"]])
+def test_table_of_own_rows_without_reasons_is_the_table_of_the_store_frame(v100, metrics, monkeypatch):
+    # Every point valid: the reasons column is made without reading them (all None).
+    axes = {"gpu.sm_count": [40, 80], "gpu.dram.bandwidth": ["600 GB/s", "900 GB/s"]}
+    got = Sweep(v100, axes).run(WORK, evaluator=ToyEvaluator(), executor="serial", metrics=metrics, progress=False)
+    monkeypatch.setattr(MemoryStore, "chunk_rows", lambda self: None)
+    want = Sweep(v100, axes).run(WORK, evaluator=ToyEvaluator(), executor="serial", metrics=metrics, progress=False)
+    _same_table(got, want)
+    assert got["error"].isna().all() and [b.dtype for b in got._mgr.blocks] == [b.dtype for b in want._mgr.blocks]
+
+
 def test_positions_find_each_key_once():
     assert _positions(["a", "b"], ["a", "b"]).tolist() == [0, 1]
     assert _positions(["b", "a"], ["a", "b", "a"]).tolist() == [1, 0, 1]
