@@ -239,7 +239,7 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     leakage_out, inv_out, onchip_out = (*scratch, None, None, None)[:3]
     ratio = np.ones(np.shape(t.nominal_hz))
     c = clocked_power(t, ratio, leakage_out)
-    time = op_time(t, ratio)
+    time = _unit_ratio_time(t, ratio)
     if inv_out is None or inv_out.shape != time.shape:
         inv_out = np.zeros_like(time)
     else:
@@ -252,6 +252,21 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     total = into(np.add, total, c.clock_w, total)
     total = into(np.add, total, onchip, total)
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
+
+
+def _unit_ratio_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
+    """:func:`op_time` at the ratio 1 (``ratio``: ones), in s, without its two divisions: IEEE
+    division by one is exact (``x / 1.0`` is ``x``, a quiet NaN stays the NaN it is), so the time is
+    ``fixed_s + max(clock_s, memory_s) + excess_s``, the same floats. Where float64 terms do not make
+    the shape the ratio broadcasts them to, :func:`op_time` itself."""
+    bound = np.maximum(t.clock_s, t.memory_s)
+    if (getattr(bound, "dtype", None) != np.float64
+            or np.broadcast_shapes(np.shape(t.fixed_s), np.shape(t.excess_s), bound.shape) != bound.shape
+            or np.broadcast_shapes(bound.shape, np.shape(ratio)) != bound.shape):
+        return op_time(t, ratio)
+    into = writer(bound)
+    bound = into(np.add, t.fixed_s, bound, bound)
+    return into(np.add, bound, t.excess_s, bound)
 
 
 def float_maximum(a: float, b: float) -> float:
