@@ -143,6 +143,18 @@ def clocked_power(t: PowerTerms, ratio: np.ndarray, leakage_out: np.ndarray | No
 
     ``leakage_out``: a temporary the caller owns, of the leakage's shape, to write the leakage into
     where ``ratio`` is of the points' shape (large arrays; the same floats)."""
+    f, v2, leak, board, clock = _clock_factors(t, ratio)
+    # The leakage: of the ops' shape where f is of the points' (solve_clock's nominal clock).
+    leakage = writer(t.leakage_w)(np.multiply, t.leakage_w, leak,
+                                  leak if leakage_out is None or np.shape(leak) == np.shape(t.leakage_w)
+                                  else leakage_out)
+    return ClockedPower(clock_hz=f, v2=v2, board_w=board, leakage_w=leakage, clock_w=clock)
+
+
+def _clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[Any, Any, Any, Any, Any]:
+    """What :func:`clocked_power` computes of the clock alone, each a new array (or number): the clock
+    (Hz), ``(V(f) / v_max)^2``, ``(V(f) / v_max)^n`` (the leakage's factor), the board power and the
+    clock-network power (W)."""
     f = t.nominal_hz * ratio
     into = writer(f)
     rel = voltage(t.curve, f)
@@ -152,12 +164,7 @@ def clocked_power(t: PowerTerms, ratio: np.ndarray, leakage_out: np.ndarray | No
     board = 0.0 * ratio
     clock = f / t.curve.vmax_hz
     clock = into(np.multiply, into(np.multiply, t.clock_w, clock, clock), v2, clock)
-    # The leakage: of the ops' shape where f is of the points' (solve_clock's nominal clock).
-    leakage = writer(t.leakage_w)(np.multiply, t.leakage_w, leak,
-                                  leak if leakage_out is None or np.shape(leak) == np.shape(t.leakage_w)
-                                  else leakage_out)
-    return ClockedPower(clock_hz=f, v2=v2, board_w=into(np.add, t.board_w, board, board), leakage_w=leakage,
-                        clock_w=clock)
+    return f, v2, leak, into(np.add, t.board_w, board, board), clock
 
 
 def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
@@ -238,6 +245,9 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     reciprocal time and the on-chip term in ``scratch`` (:func:`nominal_or_governed`) where given."""
     leakage_out, inv_out, onchip_out = (*scratch, None, None, None)[:3]
     ratio = np.ones(np.shape(t.nominal_hz))
+    fused = _fused_nominal_power(t, ratio, leakage_out)
+    if fused is not None:
+        return fused
     c = clocked_power(t, ratio, leakage_out)
     time = _unit_ratio_time(t, ratio)
     if inv_out is None or inv_out.shape != time.shape:
@@ -252,6 +262,46 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     total = into(np.add, total, c.clock_w, total)
     total = into(np.add, total, onchip, total)
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
+
+
+_BLOCK_TERMS = ("fixed_s", "clock_s", "memory_s", "excess_s", "onchip_j", "offchip_j", "leakage_w")
+"""The terms of :func:`_fused_nominal_power`'s kernel that are per (op, point)."""
+
+
+def _fused_nominal_power(t: PowerTerms, ratio: np.ndarray,
+                         out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_nominal_power` of a large block in one compiled pass (:mod:`archsim.energy.nominal`):
+    the clock's factors per point by numpy (:func:`_clock_factors` at ``ratio``, ones of the points'
+    shape), then each (op, point)'s power and time with the same operations in the same order (W, s),
+    the power written into ``out`` (a temporary the caller owns) where it has the block's shape.
+
+    ``None`` (the numpy passes then) unless the block has :data:`INPLACE_MIN` entries or more, its
+    per-(op, point) terms are C-contiguous float64 arrays of one shape whose last axis is the points,
+    and the clock's factors are float64 arrays of the points."""
+    block = t.fixed_s
+    if type(block) is not np.ndarray or block.size < INPLACE_MIN or np.ndim(ratio) != 1:
+        return None
+    shape = block.shape
+    h = ratio.shape[0]
+    if not shape or shape[-1] != h or h == 0:
+        return None
+    terms = [getattr(t, name) for name in _BLOCK_TERMS]
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == shape and a.flags.c_contiguous
+               for a in terms):
+        return None
+    _, v2, leak, board, clock = _clock_factors(t, ratio)
+    factors = (board, clock, v2, leak)
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (h,) and a.flags.c_contiguous
+               for a in factors):
+        return None
+    from archsim.energy import nominal  # numba: imported for large blocks only
+
+    if out is None or type(out) is not np.ndarray or out.dtype != np.float64 or out.shape != shape \
+            or not out.flags.c_contiguous:
+        out = np.empty(shape)
+    time = np.empty(shape)
+    nominal.nominal_power(*[a.reshape(-1) for a in terms], *factors, out.reshape(-1), time.reshape(-1))
+    return out, time
 
 
 def _unit_ratio_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
