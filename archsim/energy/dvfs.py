@@ -155,6 +155,10 @@ def _clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[Any, Any, Any, Any
     """What :func:`clocked_power` computes of the clock alone, each a new array (or number): the clock
     (Hz), ``(V(f) / v_max)^2``, ``(V(f) / v_max)^n`` (the leakage's factor), the board power and the
     clock-network power (W)."""
+    fused = _fused_clock_factors(t, ratio)
+    if fused is not None:
+        f, rel, v2, board, clock = fused
+        return f, v2, rel ** t.leakage_exponent, board, clock
     f = t.nominal_hz * ratio
     into = writer(f)
     rel = voltage(t.curve, f)
@@ -165,6 +169,31 @@ def _clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[Any, Any, Any, Any
     clock = f / t.curve.vmax_hz
     clock = into(np.multiply, into(np.multiply, t.clock_w, clock, clock), v2, clock)
     return f, v2, leak, into(np.add, t.board_w, board, board), clock
+
+
+def _fused_clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """:func:`_clock_factors` but the leakage's factor at a large block of clock ratios in one compiled
+    pass (:func:`archsim.energy.nominal.clock_factors`): the clock (Hz), ``V(f) / v_max``, its square,
+    the board and the clock-network powers (W), the same floats, each a new array of the ratios'
+    shape. ``None`` (numpy's passes then) unless ``ratio`` is a C-contiguous float64 array of
+    :data:`INPLACE_MIN` entries or more whose last axis is the points and the terms used are float64
+    arrays of the points (the leakage's factor, numpy's power, is taken of ``V(f) / v_max`` by the
+    caller)."""
+    if type(ratio) is not np.ndarray or ratio.dtype != np.float64 or ratio.size < INPLACE_MIN \
+            or not ratio.flags.c_contiguous or not ratio.shape:
+        return None
+    c = t.curve
+    h = ratio.shape[-1]
+    points = [t.nominal_hz, c.knee_hz, (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz), c.v_min, c.v_max, c.vmax_hz,
+              t.clock_w, t.board_w]
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (h,) and a.flags.c_contiguous
+               for a in points):
+        return None
+    from archsim.energy import nominal  # numba: imported for large blocks only
+
+    out = [np.empty(ratio.shape) for _ in range(5)]
+    nominal.clock_factors(ratio.reshape(-1), *points, *[a.reshape(-1) for a in out])
+    return tuple(out)
 
 
 def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:

@@ -50,3 +50,35 @@ def nominal_power(fixed, clock_s, memory_s, excess, onchip_j, offchip_j, leakage
             total = total + onchip
             offchip = offchip_j[e] * inv
             power[e] = total + offchip
+
+
+@njit(cache=True, error_model="numpy")
+def clock_factors(ratio, nominal_hz, knee_hz, slope, v_min, v_max, vmax_hz, clock_w, board_w, f, rel, v2, board,
+                  clock):  # pragma: no cover - numba
+    """Fill the clock's factors of every (op, point) at clock ratio ``ratio``.
+
+    ``ratio`` and the outputs are flat, op-major (entry ``e`` at point ``e % H``); the others are per
+    point (H,), ``slope`` = (v_max - v_min) / (vmax_hz - knee_hz). Entry by entry, as the array path's
+    passes make it: ``f = nominal_hz x ratio``, ``rel = (v_min + slope x max(f - knee_hz, 0)) / v_max``
+    (``numpy.maximum``: of equal values the second, a NaN propagates), ``v2 = rel x rel``,
+    ``board = board_w + 0 x ratio`` and ``clock = clock_w x (f / vmax_hz) x v2``.
+    """
+    h = nominal_hz.shape[0]
+    for r in range(ratio.shape[0] // h):
+        for j in range(h):
+            e = r * h + j
+            x = ratio[e]
+            fe = nominal_hz[j] * x
+            above = fe - knee_hz[j]
+            above = above if (above > 0.0 or above != above) else 0.0
+            above = slope[j] * above
+            re = v_min[j] + above
+            re = re / v_max[j]
+            sq = re * re
+            f[e] = fe
+            rel[e] = re
+            v2[e] = sq
+            board[e] = board_w[j] + 0.0 * x
+            ce = fe / vmax_hz[j]
+            ce = clock_w[j] * ce
+            clock[e] = ce * sq

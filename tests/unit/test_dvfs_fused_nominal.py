@@ -77,3 +77,40 @@ def test_fused_nominal_power_takes_only_float64_blocks_of_the_points():
                 assert_same(got, want)
     # small blocks take the numpy passes
     assert dvfs._fused_nominal_power(t, np.ones(4)) is None
+
+
+def _clocked_numpy(t: dvfs.PowerTerms, ratio: np.ndarray) -> dvfs.ClockedPower:
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dvfs, "_fused_clock_factors", lambda *a: None)
+        return dvfs.clocked_power(t, ratio)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), ops=st.integers(1, 7), points=st.integers(1, 9),
+       special=st.sampled_from((*SPECIAL, 1.0, 0.25)), top=st.sampled_from([0.8, 1.0, 1.05, 1.37]))
+def test_fused_clock_factors_are_the_numpy_passes(seed, ops, points, special, top):
+    # Clock ratios of a block (the governor's, a few special), curves whose top is near the nominal clock.
+    rng = np.random.default_rng(seed)
+    t = _terms(rng, ops, points, special)
+    t = dataclasses.replace(t, curve=dataclasses.replace(t.curve, vmax_hz=t.nominal_hz * top))
+    ratio = rng.uniform(0.3, 1.0, (ops, points))
+    ratio[rng.random((ops, points)) < 0.2] = special
+    want = _clocked_numpy(t, ratio)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dvfs, "INPLACE_MIN", 1)
+        assert dvfs._fused_clock_factors(t, ratio) is not None
+        got = dvfs.clocked_power(t, ratio)
+    assert_same(got, want)
+
+
+def test_fused_clock_factors_take_only_float64_ratios_and_terms_of_the_points():
+    t = _terms(np.random.default_rng(11), 3, 4, 0.0)
+    ratio = np.full((3, 4), 0.75)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(dvfs, "INPLACE_MIN", 1)
+        for changed, r in ((t, ratio.astype(np.float32)), (t, np.asfortranarray(ratio)),
+                           (dataclasses.replace(t, clock_w=np.float64(20.0)), ratio),
+                           (dataclasses.replace(t, nominal_hz=np.full((3, 4), 1.5e9)), ratio)):
+            assert dvfs._fused_clock_factors(changed, r) is None
+            assert_same(dvfs.clocked_power(changed, r), _clocked_numpy(changed, r))
+    assert dvfs._fused_clock_factors(t, ratio) is None  # small blocks: numpy's passes
