@@ -1,22 +1,24 @@
-"""The numba kernel behind :func:`archsim.energy.dvfs._nominal_power` on large (ops, points) blocks.
+"""The numba kernels behind :mod:`archsim.energy.dvfs`'s arithmetic on large (ops, points) blocks.
 
 At the nominal clock an op's power and time (:func:`~archsim.energy.dvfs.total_power`,
-:func:`~archsim.energy.dvfs.op_time` at the ratio 1) take a dozen numpy passes over the block, each
-reading and writing arrays of the block's size; the kernel makes one pass, each (op, point) running
-the same IEEE double operations in the same order on the same operands (numba's default: no
-``fastmath``, no reassociation or contraction into fused multiply-adds; ``error_model="numpy"``: a
-division by zero gives inf or NaN). The clock's factors (V(f)^2, V(f)^n, the board and clock-network
-powers) are per point and computed by numpy before, as the array path computes them.
+:func:`~archsim.energy.dvfs.op_time` at the ratio 1) take a dozen numpy passes over the block, and so
+do the clock's factors at a block of governed clock ratios (:func:`~archsim.energy.dvfs.clocked_power`),
+each pass reading and writing arrays of the block's size; each kernel here makes one pass, each
+(op, point) running the same IEEE double operations in the same order on the same operands (numba's
+default: no ``fastmath``, no reassociation or contraction into fused multiply-adds;
+``error_model="numpy"``: a division by zero gives inf or NaN). What stays numpy's: the factors that
+are per point at the nominal clock, and V^n (numpy's power, whose vector loop is not the C
+library's ``pow``).
 
-Imported by :func:`~archsim.energy.dvfs._nominal_power` only for large blocks (a lone estimate,
-whose arrays are a few numbers, does not import numba through it).
+Imported by :mod:`archsim.energy.dvfs` only for large blocks (a lone estimate, whose arrays are a few
+numbers, does not import numba through it).
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-__all__ = ["nominal_power"]
+__all__ = ["nominal_power", "clock_factors"]
 
 
 @njit(cache=True, error_model="numpy")
