@@ -337,7 +337,10 @@ def _unit_ratio_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
     """:func:`op_time` at the ratio 1 (``ratio``: ones), in s, without its two divisions: IEEE
     division by one is exact (``x / 1.0`` is ``x``, a quiet NaN stays the NaN it is), so the time is
     ``fixed_s + max(clock_s, memory_s) + excess_s``, the same floats. Where float64 terms do not make
-    the shape the ratio broadcasts them to, :func:`op_time` itself."""
+    the shape the ratio broadcasts them to, or the block is small (fewer than :data:`INPLACE_MIN`
+    entries: its passes cost less than the checks), :func:`op_time` itself."""
+    if getattr(t.clock_s, "size", 0) < INPLACE_MIN:
+        return op_time(t, ratio)
     bound = np.maximum(t.clock_s, t.memory_s)
     if (getattr(bound, "dtype", None) != np.float64
             or np.broadcast_shapes(np.shape(t.fixed_s), np.shape(t.excess_s), bound.shape) != bound.shape
