@@ -143,6 +143,22 @@ def clocked_power(t: PowerTerms, ratio: np.ndarray, leakage_out: np.ndarray | No
 
     ``leakage_out``: a temporary the caller owns, of the leakage's shape, to write the leakage into
     where ``ratio`` is of the points' shape (large arrays; the same floats)."""
+    f, v2, leak, board, clock = _clock_factors(t, ratio)
+    # The leakage: of the ops' shape where f is of the points' (solve_clock's nominal clock).
+    leakage = writer(t.leakage_w)(np.multiply, t.leakage_w, leak,
+                                  leak if leakage_out is None or np.shape(leak) == np.shape(t.leakage_w)
+                                  else leakage_out)
+    return ClockedPower(clock_hz=f, v2=v2, board_w=board, leakage_w=leakage, clock_w=clock)
+
+
+def _clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[Any, Any, Any, Any, Any]:
+    """What :func:`clocked_power` computes of the clock alone, each a new array (or number): the clock
+    (Hz), ``(V(f) / v_max)^2``, ``(V(f) / v_max)^n`` (the leakage's factor), the board power and the
+    clock-network power (W)."""
+    fused = _fused_clock_factors(t, ratio)
+    if fused is not None:
+        f, rel, v2, board, clock = fused
+        return f, v2, rel ** t.leakage_exponent, board, clock
     f = t.nominal_hz * ratio
     into = writer(f)
     rel = voltage(t.curve, f)
@@ -152,12 +168,32 @@ def clocked_power(t: PowerTerms, ratio: np.ndarray, leakage_out: np.ndarray | No
     board = 0.0 * ratio
     clock = f / t.curve.vmax_hz
     clock = into(np.multiply, into(np.multiply, t.clock_w, clock, clock), v2, clock)
-    # The leakage: of the ops' shape where f is of the points' (solve_clock's nominal clock).
-    leakage = writer(t.leakage_w)(np.multiply, t.leakage_w, leak,
-                                  leak if leakage_out is None or np.shape(leak) == np.shape(t.leakage_w)
-                                  else leakage_out)
-    return ClockedPower(clock_hz=f, v2=v2, board_w=into(np.add, t.board_w, board, board), leakage_w=leakage,
-                        clock_w=clock)
+    return f, v2, leak, into(np.add, t.board_w, board, board), clock
+
+
+def _fused_clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    """:func:`_clock_factors` but the leakage's factor at a large block of clock ratios in one compiled
+    pass (:func:`archsim.energy.nominal.clock_factors`): the clock (Hz), ``V(f) / v_max``, its square,
+    the board and the clock-network powers (W), the same floats, each a new array of the ratios'
+    shape. ``None`` (numpy's passes then) unless ``ratio`` is a C-contiguous float64 array of
+    :data:`INPLACE_MIN` entries or more whose last axis is the points and the terms used are float64
+    arrays of the points (the leakage's factor, numpy's power, is taken of ``V(f) / v_max`` by the
+    caller)."""
+    if type(ratio) is not np.ndarray or ratio.dtype != np.float64 or ratio.size < INPLACE_MIN \
+            or not ratio.flags.c_contiguous or not ratio.shape:
+        return None
+    c = t.curve
+    h = ratio.shape[-1]
+    points = [t.nominal_hz, c.knee_hz, (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz), c.v_min, c.v_max, c.vmax_hz,
+              t.clock_w, t.board_w]
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (h,) and a.flags.c_contiguous
+               for a in points):
+        return None
+    from archsim.energy import nominal  # numba: imported for large blocks only
+
+    out = [np.empty(ratio.shape) for _ in range(5)]
+    nominal.clock_factors(ratio.reshape(-1), *points, *[a.reshape(-1) for a in out])
+    return tuple(out)
 
 
 def op_power(t: PowerTerms, ratio: np.ndarray) -> dict[str, np.ndarray]:
@@ -238,8 +274,11 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     reciprocal time and the on-chip term in ``scratch`` (:func:`nominal_or_governed`) where given."""
     leakage_out, inv_out, onchip_out = (*scratch, None, None, None)[:3]
     ratio = np.ones(np.shape(t.nominal_hz))
+    fused = _fused_nominal_power(t, ratio, leakage_out)
+    if fused is not None:
+        return fused
     c = clocked_power(t, ratio, leakage_out)
-    time = op_time(t, ratio)
+    time = _unit_ratio_time(t, ratio)
     if inv_out is None or inv_out.shape != time.shape:
         inv_out = np.zeros_like(time)
     else:
@@ -252,6 +291,64 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     total = into(np.add, total, c.clock_w, total)
     total = into(np.add, total, onchip, total)
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
+
+
+_BLOCK_TERMS = ("fixed_s", "clock_s", "memory_s", "excess_s", "onchip_j", "offchip_j", "leakage_w")
+"""The terms of :func:`_fused_nominal_power`'s kernel that are per (op, point)."""
+
+
+def _fused_nominal_power(t: PowerTerms, ratio: np.ndarray,
+                         out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_nominal_power` of a large block in one compiled pass (:mod:`archsim.energy.nominal`):
+    the clock's factors per point by numpy (:func:`_clock_factors` at ``ratio``, ones of the points'
+    shape), then each (op, point)'s power and time with the same operations in the same order (W, s),
+    the power written into ``out`` (a temporary the caller owns) where it has the block's shape.
+
+    ``None`` (the numpy passes then) unless the block has :data:`INPLACE_MIN` entries or more, its
+    per-(op, point) terms are C-contiguous float64 arrays of one shape whose last axis is the points,
+    and the clock's factors are float64 arrays of the points."""
+    block = t.fixed_s
+    if type(block) is not np.ndarray or block.size < INPLACE_MIN or np.ndim(ratio) != 1:
+        return None
+    shape = block.shape
+    h = ratio.shape[0]
+    if not shape or shape[-1] != h or h == 0:
+        return None
+    terms = [getattr(t, name) for name in _BLOCK_TERMS]
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == shape and a.flags.c_contiguous
+               for a in terms):
+        return None
+    _, v2, leak, board, clock = _clock_factors(t, ratio)
+    factors = (board, clock, v2, leak)
+    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (h,) and a.flags.c_contiguous
+               for a in factors):
+        return None
+    from archsim.energy import nominal  # numba: imported for large blocks only
+
+    if out is None or type(out) is not np.ndarray or out.dtype != np.float64 or out.shape != shape \
+            or not out.flags.c_contiguous:
+        out = np.empty(shape)
+    time = np.empty(shape)
+    nominal.nominal_power(*[a.reshape(-1) for a in terms], *factors, out.reshape(-1), time.reshape(-1))
+    return out, time
+
+
+def _unit_ratio_time(t: PowerTerms, ratio: np.ndarray) -> np.ndarray:
+    """:func:`op_time` at the ratio 1 (``ratio``: ones), in s, without its two divisions: IEEE
+    division by one is exact (``x / 1.0`` is ``x``, a quiet NaN stays the NaN it is), so the time is
+    ``fixed_s + max(clock_s, memory_s) + excess_s``, the same floats. Where float64 terms do not make
+    the shape the ratio broadcasts them to, or the block is small (fewer than :data:`INPLACE_MIN`
+    entries: its passes cost less than the checks), :func:`op_time` itself."""
+    if getattr(t.clock_s, "size", 0) < INPLACE_MIN:
+        return op_time(t, ratio)
+    bound = np.maximum(t.clock_s, t.memory_s)
+    if (getattr(bound, "dtype", None) != np.float64
+            or np.broadcast_shapes(np.shape(t.fixed_s), np.shape(t.excess_s), bound.shape) != bound.shape
+            or np.broadcast_shapes(bound.shape, np.shape(ratio)) != bound.shape):
+        return op_time(t, ratio)
+    into = writer(bound)
+    bound = into(np.add, t.fixed_s, bound, bound)
+    return into(np.add, bound, t.excess_s, bound)
 
 
 def float_maximum(a: float, b: float) -> float:
