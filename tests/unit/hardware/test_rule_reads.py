@@ -4,6 +4,7 @@ the rule reads its model only as ``self.<field>`` of exactly those fields and re
 from __future__ import annotations
 
 import dis
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +43,8 @@ def _self_reads(rule: Any) -> set[str]:
             assert i.opname == "LOAD_FAST", f"{i.opname} of the model at {i.offset}"
             after = ins[k + 1]
             if after.opname == "LOAD_ATTR":
+                # from Python 3.12 a method's load is a LOAD_ATTR with the low bit of its argument set
+                assert not (sys.version_info >= (3, 12) and after.arg & 1), f"a method of the model at {after.offset}"
                 found.add(after.argval)
             else:
                 assert after.opname == "RETURN_VALUE", f"the model used by {after.opname} at {after.offset}"
