@@ -280,7 +280,9 @@ def _collect_young_only(pause: bool = False) -> Iterator[None]:
     pandas hold millions of objects): 60% of a 1,000-point sweep's time. ``gc.freeze`` moves the
     existing objects to the permanent generation; the chunk's own objects are still collected,
     and ``gc.unfreeze`` returns the rest to the oldest generation afterwards. A caller that froze
-    objects itself is left alone. Only when objects are collected changes, never what is computed.
+    objects itself is left alone, and so is an interpreter that starts with objects in its permanent
+    generation (CPython 3.12.1: a few hundred; a per-point engine's chunk is then collected as
+    usual). Only when objects are collected changes, never what is computed.
 
     ``pause`` is for chunks of the vectorised roofline, whose objects (the points' models, numpy
     arrays) die by reference counting: the young collections that still ran on them (~20 per

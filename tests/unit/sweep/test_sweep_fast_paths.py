@@ -62,10 +62,12 @@ def test_sub_tables_are_reused_between_points(v100):
 def test_chunk_leaves_the_collector_as_it_found_it(v100):
     payload = ChunkPayload(v100.model_dump(), (1e12, 1e9), ToyEvaluator())
     tasks = Sweep(v100, {"gpu.sm_count": [40, 80]})._tasks((1e12, 1e9), "toy-v1")
-    assert gc.get_freeze_count() == 0
+    # 0 on most interpreters; CPython 3.12.1 starts with a few hundred objects in its permanent
+    # generation (where a chunk then leaves the collector alone, as for a caller's frozen objects)
+    before = gc.get_freeze_count()
     rows = evaluate_chunk(payload, tasks)
     assert [r["status"] for r in rows] == ["ok", "ok"]
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == before
     gc.freeze()  # a caller that froze objects itself keeps them frozen
     try:
         frozen = gc.get_freeze_count()
