@@ -186,8 +186,7 @@ def _fused_clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[np.ndarray, 
     h = ratio.shape[-1]
     points = [t.nominal_hz, c.knee_hz, (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz), c.v_min, c.v_max, c.vmax_hz,
               t.clock_w, t.board_w]
-    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (h,) and a.flags.c_contiguous
-               for a in points):
+    if not _c_float64(points, (h,)):
         return None
     from archsim.energy import nominal  # numba: imported for large blocks only
 
@@ -293,6 +292,13 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
 
 
+def _c_float64(arrays: Sequence[Any], shape: tuple[int, ...]) -> bool:
+    """Whether each of ``arrays`` is a C-contiguous float64 numpy array of ``shape`` (what the
+    compiled passes of :mod:`archsim.energy.nominal` read and write flat)."""
+    return all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == shape and a.flags.c_contiguous
+               for a in arrays)
+
+
 _BLOCK_TERMS = ("fixed_s", "clock_s", "memory_s", "excess_s", "onchip_j", "offchip_j", "leakage_w")
 """The terms of :func:`_fused_nominal_power`'s kernel that are per (op, point)."""
 
@@ -315,18 +321,15 @@ def _fused_nominal_power(t: PowerTerms, ratio: np.ndarray,
     if not shape or shape[-1] != h or h == 0:
         return None
     terms = [getattr(t, name) for name in _BLOCK_TERMS]
-    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == shape and a.flags.c_contiguous
-               for a in terms):
+    if not _c_float64(terms, shape):
         return None
     _, v2, leak, board, clock = _clock_factors(t, ratio)
     factors = (board, clock, v2, leak)
-    if not all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (h,) and a.flags.c_contiguous
-               for a in factors):
+    if not _c_float64(factors, (h,)):
         return None
     from archsim.energy import nominal  # numba: imported for large blocks only
 
-    if out is None or type(out) is not np.ndarray or out.dtype != np.float64 or out.shape != shape \
-            or not out.flags.c_contiguous:
+    if out is None or not _c_float64((out,), shape):
         out = np.empty(shape)
     time = np.empty(shape)
     nominal.nominal_power(*[a.reshape(-1) for a in terms], *factors, out.reshape(-1), time.reshape(-1))

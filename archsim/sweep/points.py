@@ -319,12 +319,7 @@ class PointBuilder:
             set_fields(new, fields_set.copy())
             set_extra(new, None)
             set_private(new, None)
-            try:
-                for rule in after:
-                    new = rule(new)
-            except (ArchsimError, ValueError, TypeError, AssertionError):
-                new = None
-            out.append(new if type(new) is cls else None)
+            out.append(self._ruled(cls, new, after))
         return out
 
     def assemble_columns(self, cls: type[BaseModel], model: BaseModel, names: Sequence[str],
