@@ -709,3 +709,205 @@ def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, 
             for f in range(len(STREAM_OUT_FIELDS)):
                 for i in range(n):
                     out[f, r0 + i] = res[f * BLOCK_ROWS + i]
+
+
+ASSEMBLE_POINT_FIELDS = ("host_launch_s", "dram_row_buffer_bytes", "register_j_per_byte", "l1_read_j_per_byte",
+                         "l2_read_j_per_byte", "dram_read_j_per_byte", "l1_write_j_per_byte", "l2_write_j_per_byte",
+                         "dram_write_j_per_byte", "dram_activation_j", "static_power_w", "tensor_operand_flop_j")
+"""Rows of :func:`assemble_rows`' point table (one column per hardware point): fields of the parameter pack
+(the register file's price is its read and its write price)."""
+
+ASSEMBLE_OUT_FIELDS = ("dispatch_s", "latency_s", "overhead_s", "dram_activations",
+                       "read:register", "read:l1", "read:l2", "read:dram",
+                       "write:register", "write:l1", "write:l2", "write:dram",
+                       "energy:compute", "energy:register", "energy:l1", "energy:l2", "energy:dram", "energy:static",
+                       "energy:tensor_operand")
+"""Rows of :func:`assemble_rows`' output table."""
+
+
+@njit(cache=True, error_model="numpy")
+def assemble_rows(kernel_s, overhead, launches, dispatch_first, register_b, l1_b, l2_b, dram_b, register_w, l1_w,
+                  l2_w, dram_w, same_l1_l2, flop0, flop1, flop2, n_flop, flop_price, operand_ratio, operand,
+                  points, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(ASSEMBLE_OUT_FIELDS) x rows) with what :func:`archsim.cost.gpu.assemble` derives
+    from a kernel's rows: its host dispatch, latency and exposed overhead (``_host_bound``), DRAM row
+    activations, bytes read and written at each level (``_split_reads``) and energy by component
+    (:func:`archsim.energy.ledger.account` with finite prices, no link bytes), each value the
+    operation the array code makes on the same numbers, in its order.
+
+    Rows are op-major over the H points of ``points`` (:data:`ASSEMBLE_POINT_FIELDS`, (fields, H)): row
+    ``r`` is on point ``r % H``. Per row: ``kernel_s``, ``overhead``, ``launches``, ``dispatch_first``
+    (the first launch's host dispatch), the bytes at each level and the write shares of L1, L2 and
+    DRAM; ``register_w`` the register file's write share. ``same_l1_l2``: L1 has L2's bytes and share
+    (its reads and writes rows are left unwritten: L2's are the same floats). ``flop0`` .. ``flop2``:
+    the FLOP counts of the first ``n_flop`` units in order, priced by the rows of ``flop_price``
+    ((3, H)); a unit with ``operand_ratio`` not NaN is a Tensor-Core unit whose FLOP, scaled by it, add
+    to the operand energy (``operand``: whether it is reported; the operand row is left unwritten
+    otherwise)."""
+    h = points.shape[1]
+    for r in range(0, kernel_s.shape[0], h):  # an op's rows: its points in order
+        e = r + h
+        _assemble_op(kernel_s[r:e], overhead[r:e], launches[r:e], dispatch_first[r:e], register_b[r:e], l1_b[r:e],
+                     l2_b[r:e], dram_b[r:e], register_w, l1_w[r:e], l2_w[r:e], dram_w[r:e], same_l1_l2, flop0[r:e],
+                     flop1[r:e], flop2[r:e], n_flop, flop_price, operand_ratio, operand, points, out, r, e)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _assemble_op(kernel_s, overhead, launches, dispatch_first, register_b, l1_b, l2_b, dram_b, register_w, l1_w,
+                 l2_w, dram_w, same_l1_l2, flop0, flop1, flop2, n_flop, flop_price, operand_ratio, operand, points,
+                 table, r, e):  # pragma: no cover - numba
+    """:func:`assemble_rows` of one op's rows ``r .. e - 1`` (the other arrays: views of them; row ``i`` on
+    point ``i``) into columns ``r .. e - 1`` of ``table``: one loop per figure over the points (SIMD
+    across them), the later figures reading the earlier ones' rows."""
+    n = points.shape[1]
+    out = [table[f, r:e] for f in range(table.shape[0])]
+    dispatch, latency, exposed, activations = out[0], out[1], out[2], out[3]
+    for i in range(n):
+        dispatch[i] = dispatch_first[i] + _np_max(launches[i] - 1.0, 0.0) * points[0, i]
+    for i in range(n):
+        device = kernel_s[i] + overhead[i]
+        bound = dispatch[i] > device
+        latency[i] = dispatch[i] if bound else device
+        exposed[i] = dispatch[i] - kernel_s[i] if bound else overhead[i]
+    for i in range(n):
+        activations[i] = dram_b[i] / points[1, i]
+    rest = 1.0 - register_w
+    reads, writes = out[4], out[8]
+    for i in range(n):
+        reads[i] = register_b[i] * rest
+        writes[i] = register_b[i] * register_w
+    reads, writes = out[6], out[10]
+    for i in range(n):
+        reads[i] = l2_b[i] * (1.0 - l2_w[i])
+        writes[i] = l2_b[i] * l2_w[i]
+    if not same_l1_l2:
+        reads, writes = out[5], out[9]
+        for i in range(n):
+            reads[i] = l1_b[i] * (1.0 - l1_w[i])
+            writes[i] = l1_b[i] * l1_w[i]
+    reads, writes = out[7], out[11]
+    for i in range(n):
+        reads[i] = dram_b[i] * (1.0 - dram_w[i])
+        writes[i] = dram_b[i] * dram_w[i]
+    compute = out[12]
+    for i in range(n):
+        compute[i] = 0.0
+    for u in range(n_flop):
+        flop = flop0 if u == 0 else flop1 if u == 1 else flop2
+        price = flop_price[u]
+        for i in range(n):
+            count = flop[i]
+            compute[i] = compute[i] + count * price[i] if count > 0 else compute[i]
+    _level_energy(out[4], out[8], points[2], points[2], out[13])
+    f = 6 if same_l1_l2 else 5
+    _level_energy(out[f], out[f + 4], points[3], points[6], out[14])
+    _level_energy(out[6], out[10], points[4], points[7], out[15])
+    energy, reads, writes, act_price = out[16], out[7], out[11], points[9]
+    read_price, write_price = points[5], points[8]
+    for i in range(n):
+        e = reads[i] * read_price[i]
+        e = e + writes[i] * write_price[i]
+        e = e + activations[i] * act_price[i]
+        energy[i] = 0.0 + e
+    static, static_price = out[17], points[10]
+    for i in range(n):
+        static[i] = static_price[i] * latency[i]
+    if operand:
+        tensor, first = out[18], True
+        for u in range(n_flop):
+            ratio = operand_ratio[u]
+            if ratio != ratio:
+                continue
+            flop = flop0 if u == 0 else flop1 if u == 1 else flop2
+            if first:
+                for i in range(n):
+                    tensor[i] = flop[i] * ratio
+            else:
+                for i in range(n):
+                    tensor[i] = tensor[i] + flop[i] * ratio
+            first = False
+        price = points[11]
+        for i in range(n):
+            tensor[i] = tensor[i] * price[i]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _level_energy(reads, writes, read_price, write_price, energy):  # pragma: no cover - numba
+    """A memory level's energy (:func:`archsim.energy.ledger.account`): ``0.0 + (reads x read price + writes
+    x write price)``, over a view's points."""
+    for i in range(reads.shape[0]):
+        e = reads[i] * read_price[i]
+        e = e + writes[i] * write_price[i]
+        energy[i] = 0.0 + e
+
+
+GEMM_OP_FIELDS = ("m", "n", "batch", "c_bytes", "extra_vector_flop", "matmul_flop")
+"""Columns of :func:`gemm_rows`' GEMM table (one row per stacked GEMM)."""
+
+GEMM_POINT_FIELDS = ("vector_rate", "clock_hz", "vector_efficiency", "sm_count", "launch_overhead_s")
+"""Rows of :func:`gemm_rows`' point table: the CUDA-core FLOP/cycle/SM of the epilogue's precision and fields
+of the parameter pack."""
+
+GEMM_ROWS_OUT_FIELDS = ("compute:tensor", "compute:vector", "overhead", "kernel_s", "register", "write:l1",
+                        "write:l2", "write:dram", "flop:tensor", "flop:vector", "blocks")
+"""Rows of :func:`gemm_rows`' output table: :func:`archsim.cost.gpu.gemm_parts`' arrays (the write shares
+``write:<level>``)."""
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _clip01(x):  # pragma: no cover - numba
+    """``numpy.clip(x, 0.0, 1.0)`` of a float: NaN stays, a tie keeps ``x`` (-0.0 stays -0.0)."""
+    low = 0.0 if x < 0.0 else x
+    return 1.0 if low > 1.0 else low
+
+
+@njit(cache=True, error_model="numpy")
+def gemm_rows(ops, points, use_tc, time_s, compute_s, fill_s, launches, l1_bytes, l2_bytes, dram_bytes, bm, bn,
+              split_k, out):  # pragma: no cover - numba
+    """Fill ``out`` (len(GEMM_ROWS_OUT_FIELDS) x rows) with the arrays :func:`archsim.cost.gpu.gemm_parts`
+    derives from the chosen kernels (:func:`search`'s figures ``time_s`` .. ``split_k``, per row) of G
+    GEMMs (``ops``: (G, GEMM_OP_FIELDS)) at H points (``points``: (GEMM_POINT_FIELDS, H); ``use_tc``: (H,),
+    whether the GEMM runs on the Tensor Cores there), rows op-major (row ``g * H + h``), each value the
+    operation the array code makes on the same numbers in its order (``numpy.maximum`` as
+    :func:`_np_max`, ``clip`` as :func:`_clip01`)."""
+    h = points.shape[1]
+    rate = np.empty(h)  # the epilogue's FLOP/s at each point: rate x clock x efficiency x SMs
+    for j in range(h):
+        rate[j] = points[0, j] * points[1, j] * points[2, j] * points[3, j]
+    for g in range(ops.shape[0]):
+        r = g * h
+        e = r + h
+        _gemm_op(ops[g, 0], ops[g, 1], ops[g, 2], ops[g, 3], ops[g, 4], ops[g, 5], rate, points, use_tc,
+                 time_s[r:e], compute_s[r:e], fill_s[r:e], launches[r:e], l1_bytes[r:e], l2_bytes[r:e],
+                 dram_bytes[r:e], bm[r:e], bn[r:e], split_k[r:e], out, r, e)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _gemm_op(m, n, batch, c_b, extra_vector, mm, rate, points, use_tc, time_s, compute_s, fill_s, launches, l1_bytes,
+             l2_bytes, dram_bytes, bm, bn, split_k, table, r, e):  # pragma: no cover - numba
+    """:func:`gemm_rows` of one GEMM's rows ``r .. e - 1`` (its figures: views of them; row ``i`` on point
+    ``i``), one loop per array over the points (SIMD across them)."""
+    out = [table[f, r:e] for f in range(table.shape[0])]
+    launch_overhead = points[4]
+    register = 1.5 * c_b * extra_vector
+    out_frac = c_b * m * n * batch
+    tensor, vector, overhead, kernel_s = out[0], out[1], out[2], out[3]
+    for i in range(rate.shape[0]):
+        epilogue = extra_vector / rate[i]
+        tc = use_tc[i]
+        tensor[i] = compute_s[i] if tc else 0.0
+        vector[i] = epilogue if tc else compute_s[i] + epilogue
+        overhead[i] = launches[i] * launch_overhead[i] + fill_s[i]
+        kernel_s[i] = time_s[i] - fill_s[i] + epilogue
+    registers, w_l1, w_l2, w_dram = out[4], out[5], out[6], out[7]
+    for i in range(rate.shape[0]):
+        registers[i] = 2.0 * l1_bytes[i] + register
+        w_l1[i] = _clip01(out_frac / _np_max(l1_bytes[i], 1.0))
+        w_l2[i] = _clip01(out_frac / _np_max(l2_bytes[i], 1.0))
+        w_dram[i] = _clip01(out_frac / _np_max(dram_bytes[i], 1.0))
+    flop_tensor, flop_vector, blocks = out[8], out[9], out[10]
+    for i in range(rate.shape[0]):
+        tc = use_tc[i]
+        flop_tensor[i] = mm if tc else 0.0
+        flop_vector[i] = ((0.0 if tc else mm) + extra_vector) + 0.0
+        blocks[i] = np.ceil(m / bm[i]) * np.ceil(n / bn[i]) * batch * split_k[i]

@@ -79,6 +79,9 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
              wfrac: dict[str, float | np.ndarray], flop_units: dict[str, np.ndarray],
              extra: dict[str, np.ndarray]) -> CostArrays:
     """:func:`_finish` for a kernel given by its kind and FLOP (rows of ``p`` may be stacked ops)."""
+    rows = _assembled_rows(kind, flop, p, times, kernel_s, overhead, launches, level_bytes, wfrac, flop_units, extra)
+    if rows is not None:
+        return rows
     zero = np.zeros(p.n)  # no link: its bytes and price (only read)
     prices = _prices(p, zero)
     flop_j = {}
@@ -114,6 +117,91 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
         flop_by_unit=flop_units, read_bytes=reads, write_bytes=writes, dram_activations=activations, link_bytes=zero,
         overhead_s=overhead, launches=launches, energy_breakdown_j=energy, static_power_w=p.static_power_w,
         extra=extra, dispatch_s=dispatch))
+
+
+ASSEMBLE_ROWS_MIN = 256
+"""Fewest rows (stacked ops x points, of a pack of several points) from which :func:`assemble` runs compiled
+(:func:`_assembled_rows`): below, its array code costs less than the call; a pack of one point never does."""
+
+
+def _flop_price(p: GPUParams, key: str) -> np.ndarray:
+    """The energy per FLOP of a FLOP-by-unit key (:func:`assemble`'s prices): ``"special"``, ``"vector:<prec>"``,
+    ``"tensor:<input>"`` (fp32 / int32 accumulate) or ``"tensor:<input>:fp16"``."""
+    unit, _, prec = key.partition(":")
+    prec, _, acc = prec.partition(":")
+    return (p.special_flop_j if unit == "special"
+            else (p.tensor_fp16_accumulate_flop_j if acc else p.tensor_flop_j)[prec] if unit == "tensor"
+            else p.vector_flop_j[prec])
+
+
+def _rows_of(x: Any, n: int) -> np.ndarray | None:
+    """``x`` when it is a float64 array of ``n`` values (a C-contiguous, writable one as it is, another copied:
+    the compiled code is specialised for those), else ``None``."""
+    if type(x) is not np.ndarray or x.dtype != np.float64 or x.shape != (n,):
+        return None
+    return x if x.flags.c_contiguous and x.flags.writeable else x.copy()
+
+
+def _assemble_points(base: GPUParams) -> np.ndarray:
+    """:func:`~archsim.cost.gemm_search.assemble_rows`' point table of the pack ``base``, kept on it."""
+    from archsim.cost import gemm_search as engine
+
+    def build() -> np.ndarray:
+        return kn._frozen(np.array([getattr(base, f) for f in engine.ASSEMBLE_POINT_FIELDS], dtype=np.float64))
+
+    return kn._kept(base, ("assemble_points",), engine.ASSEMBLE_POINT_FIELDS, build)
+
+
+def _assembled_rows(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray], kernel_s: np.ndarray,
+                    overhead: np.ndarray, launches: np.ndarray, level_bytes: dict[str, np.ndarray],
+                    wfrac: dict[str, float | np.ndarray], flop_units: dict[str, np.ndarray],
+                    extra: dict[str, np.ndarray]) -> CostArrays | None:
+    """:func:`assemble` in one compiled pass over the rows (:func:`~archsim.cost.gemm_search.assemble_rows`),
+    the same floats, for the rows of a pack of several points (``p``, or ``p`` tiled for stacked ops)
+    with at least :data:`ASSEMBLE_ROWS_MIN` rows, float64 arrays of the rows, the four GPU levels with
+    the register file's write share a number, at most three FLOP units and finite FLOP prices;
+    ``None`` otherwise (the array code then runs, and raises what it raises)."""
+    from archsim.cost import gemm_search as engine
+
+    base = getattr(p, "_base", p)
+    n, h = p.n, base.n
+    if h < 2 or n < ASSEMBLE_ROWS_MIN or n % h or tuple(level_bytes) != _LEVELS or not 0 < len(flop_units) <= 3:
+        return None
+    register_w = wfrac.get("register", 0.0)
+    if type(register_w) is not float:
+        return None
+    arrays = [_rows_of(x, n) for x in (kernel_s, overhead, launches, p.host_dispatch_s, *level_bytes.values(),
+                                         wfrac.get("l1"), wfrac.get("l2"), wfrac.get("dram"), *flop_units.values())]
+    if any(x is None for x in arrays):
+        return None
+    prices = [_flop_price(base, key) for key in flop_units]
+    if not all(np.isfinite(x).all() for x in prices):
+        return None
+    # Operand delivery inside the Tensor Cores (assemble): each Tensor-Core unit's FLOP scaled by its ratio.
+    priced = bool((base.tensor_operand_flop_j > 0.0).any())
+    ratios = np.array([MMA_OPERAND_BYTES_PER_FLOP[k.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"]
+                       if priced and k.startswith("tensor:") else np.nan for k in flop_units], dtype=np.float64)
+    operand = priced and bool((ratios == ratios).any())
+    flops = arrays[11:]
+    flops += [flops[0]] * (3 - len(flops))
+    out = np.empty((len(engine.ASSEMBLE_OUT_FIELDS), n))
+    same = level_bytes["l1"] is level_bytes["l2"] and wfrac["l1"] is wfrac["l2"]
+    engine.assemble_rows(*arrays[:8], register_w, *arrays[8:11], same, *flops, len(flop_units),
+                         np.array(prices, dtype=np.float64), ratios, operand, _assemble_points(base), out)
+    (dispatch, latency, overhead, activations, r_reg, r_l1, r_l2, r_dram, w_reg, w_l1, w_l2, w_dram,
+     *energy) = out
+    if same:
+        r_l1, w_l1 = r_l2, w_l2
+    keys = ("compute", *_LEVELS, "static", "tensor_operand") if operand else ("compute", *_LEVELS, "static")
+    zero = np.zeros(n)  # no link
+    return CostArrays.from_fields(dict(
+        kind=kind, device="gpu", flop=flop, latency_s=latency, time_by_unit_s={**times, "overhead": overhead},
+        bytes_by_level=level_bytes, flop_by_unit=flop_units,
+        read_bytes=dict(zip(_LEVELS, (r_reg, r_l1, r_l2, r_dram), strict=True)),
+        write_bytes=dict(zip(_LEVELS, (w_reg, w_l1, w_l2, w_dram), strict=True)), dram_activations=activations,
+        link_bytes=zero, overhead_s=overhead, launches=launches,
+        energy_breakdown_j=dict(zip(keys, energy[:len(keys)], strict=True)),
+        static_power_w=p.static_power_w, extra=extra, dispatch_s=dispatch))
 
 
 def _host_bound(host_bound: np.ndarray, dispatch: np.ndarray, device_s: np.ndarray, kernel_s: np.ndarray,
@@ -238,6 +326,36 @@ def gemm_parts(p: GPUParams, prec: str, label: str, m: Any, n: Any, k_dim: Any, 
              # tile-quantisation waste; the op's executed FLOP (``flop``) counts only padded channels.
              "flop_in_tiles": k.flop_executed,
              "blocks": np.ceil(m / k.bm) * np.ceil(n / k.bn) * batch * k.split_k}
+    return times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra
+
+
+def stacked_gemm_parts(p: GPUParams, base: GPUParams, prec: str, ops: np.ndarray, kernel: kn.GemmKernel,
+                       use_tc: np.ndarray, accumulate: str | None = None) -> tuple:
+    """:func:`gemm_parts` of G GEMMs stacked over the H points of ``base`` (``p``: ``base`` tiled, rows
+    op-major), in one compiled pass (:func:`archsim.cost.gemm_search.gemm_rows`), the same floats.
+
+    ``ops`` (G, 6): each GEMM's m, n, batch, C bytes, epilogue vector FLOP and matmul FLOP; ``kernel``
+    the rows' predicted :func:`archsim.cost.kernels.gpu_gemm_grid`; ``use_tc`` (H,) the first of
+    :func:`gemm_unit` of ``base`` (whether the GEMMs run on the Tensor Cores at each point)."""
+    from archsim.cost import gemm_search as engine
+
+    vkey = _vector_key(base, prec)
+    points = np.array([base.vector_flop_per_cycle_per_sm[vkey], base.clock_hz, base.vector_efficiency,
+                       base.sm_count, base.launch_overhead_s], dtype=np.float64)
+    k = kernel
+    out = np.empty((len(engine.GEMM_ROWS_OUT_FIELDS), p.n))
+    engine.gemm_rows(np.ascontiguousarray(ops, dtype=np.float64), points, np.ascontiguousarray(use_tc, dtype=np.bool_),
+                     k.time_s, k.compute_s, k.fill_s, k.launches, k.l1_bytes, k.l2_bytes, k.dram_bytes, k.bm, k.bn,
+                     k.split_k, out)
+    tensor, vector, overhead, kernel_s, register, w_l1, w_l2, w_dram, flop_tensor, flop_vector, blocks = out
+    times = {"compute:tensor": tensor, "compute:vector": vector, "memory:l1": k.l1_s, "memory:l2": k.l2_s,
+             "memory:dram": k.dram_s}
+    level_bytes = {"register": register, "l1": k.l1_bytes, "l2": k.l2_bytes, "dram": k.dram_bytes}
+    wf = {"l1": w_l1, "l2": w_l2, "dram": w_dram, "register": 1.0 / 3.0}
+    flop_units = {tensor_key(prec, accumulate): flop_tensor, f"vector:{vkey}": flop_vector}
+    extra = {"tile_m": k.bm, "tile_n": k.bn, "split_k": k.split_k, "waves": k.waves,
+             "blocks_per_sm": k.blocks_per_sm, "occupancy": k.achieved_occupancy, "flop_in_tiles": k.flop_executed,
+             "blocks": blocks}
     return times, kernel_s, overhead, k.launches, level_bytes, wf, flop_units, extra
 
 

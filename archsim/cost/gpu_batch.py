@@ -418,22 +418,27 @@ class _Planner:
             g = len(group)
             sp = self.tiled(g)
             per_op = np.asarray([q.shape for q in group], dtype=np.float64)
-            m, n, k, batch, a, b, c = _repeated(per_op, p.n).T
             if g == 1:  # one request: its arrays as they are (concatenating one array copies it)
                 q = group[0]
                 dram, a_stream = q.traffic.result + q.extra_dram, _per_point(q.a_stream, p.n)
             else:
                 dram = np.concatenate([q.traffic.result + q.extra_dram for q in group])
                 a_stream = np.concatenate([_per_point(q.a_stream, p.n) for q in group])
-            extra_vector = _repeated(np.asarray([q.extra_vector for q in group]), p.n)
-            mm = _repeated(np.asarray([q.mm for q in group]), p.n)
             unit = gc.gemm_unit(p, prec, group[0].label, acc, library)
             kernel = gc.kn.gpu_gemm_grid(p, *per_op.T, unit[1], unit[2], dram, a_stream, library=library)
             sp = self._dispatched(sp, group)
-            # gemm_unit of the stacked rows: the points' unit repeated per request
-            parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
-                                  extra_vector, mm, kernel=kernel, library=library, accumulate=acc,
-                                  unit=unit if g == 1 else tuple(_tile(x, g) for x in unit))
+            if p.n > 1 and sp.n >= gc.ASSEMBLE_ROWS_MIN:  # many rows of several points: compiled
+                values = np.asarray([(*q.shape[:2], q.shape[3], q.shape[6], q.extra_vector, q.mm) for q in group],
+                                    dtype=np.float64)
+                parts = gc.stacked_gemm_parts(sp, p, prec, values, kernel, unit[0], acc)
+            else:
+                m, n, k, batch, a, b, c = _repeated(per_op, p.n).T
+                extra_vector = _repeated(np.asarray([q.extra_vector for q in group]), p.n)
+                mm = _repeated(np.asarray([q.mm for q in group]), p.n)
+                # gemm_unit of the stacked rows: the points' unit repeated per request
+                parts = gc.gemm_parts(sp, prec, group[0].label, m, n, k, batch, a, b, c, dram, a_stream,
+                                      extra_vector, mm, kernel=kernel, library=library, accumulate=acc,
+                                      unit=unit if g == 1 else tuple(_tile(x, g) for x in unit))
             self._finish_group(group, gc.assemble("gemm", 0.0, sp, *parts))
 
     def _run_streams(self) -> None:
