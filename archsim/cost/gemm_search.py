@@ -22,7 +22,11 @@ is the one-row-at-a-time choice to the last bit.
 :func:`mapper_rows` is the L2 tiling mapper of :func:`archsim.cost.traffic.gemm_bytes_rows` (the DRAM
 bytes the search starts from), compiled for the same reason: one call for all of an estimate's GEMMs.
 :func:`stream_rows` is the streaming-kernel model of :func:`archsim.cost.kernels.gpu_stream` over a
-stacked pass's rows, in one loop instead of a few dozen numpy passes.
+stacked pass's rows, in one loop instead of a few dozen numpy passes. :func:`gemm_rows` and
+:func:`assemble_rows` are, for the same reason, what :func:`archsim.cost.gpu.gemm_parts` and
+:func:`archsim.cost.gpu.assemble` compute from a stacked class's kernels (times, bytes by level, write
+shares, host dispatch, energy by component) when the rows are many: one loop per figure over each op's
+points instead of a numpy pass and a temporary per operation.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["OP_FIELDS", "POINT_FIELDS", "OUT_FIELDS", "OP_CANDIDATE_FIELDS", "ROW_FIELDS", "search", "mapper_rows",
-           "STREAM_POINT_FIELDS", "STREAM_OUT_FIELDS", "stream_rows"]
+           "STREAM_POINT_FIELDS", "STREAM_OUT_FIELDS", "stream_rows", "ASSEMBLE_POINT_FIELDS", "ASSEMBLE_OUT_FIELDS",
+           "assemble_rows", "GEMM_OP_FIELDS", "GEMM_POINT_FIELDS", "GEMM_ROWS_OUT_FIELDS", "gemm_rows"]
 
 OP_FIELDS = ("m", "n", "k", "batch", "a_bytes", "b_bytes", "c_bytes")
 """Columns of the GEMM table (one row per distinct GEMM)."""
