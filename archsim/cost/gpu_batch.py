@@ -409,6 +409,10 @@ class _Planner:
             for t, q in zip(self.traffic, out, strict=True):
                 t.result = q
             return
+        if u == 1:  # one capacity: each request's one value at every point (q[inverse], without the gather)
+            for t, q in zip(self.traffic, out, strict=True):
+                t.result = q.repeat(self.p.n)
+            return
         for t, q in zip(self.traffic, out, strict=True):
             t.result = q[inverse]
 
@@ -481,9 +485,9 @@ class _Planner:
             return sp
         if not any(opens):
             return sp.continuation()
-        g = len(group)
-        return sp.replaced(host_dispatch_s=np.where(np.repeat(opens, p.n), _tile(p.host_dispatch_s, g),
-                                                    _tile(p.host_launch_s, g)))
+        # np.where(np.repeat(opens, p.n), _tile(dispatch, g), _tile(launch, g)): each request's points copied
+        dispatch, launch = p.host_dispatch_s, p.host_launch_s
+        return sp.replaced(host_dispatch_s=np.concatenate([dispatch if o else launch for o in opens]))
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:
         """Each request's cost from its class's stacked cost ``whole``; with ``stack_finals``, the
