@@ -79,9 +79,11 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
              wfrac: dict[str, float | np.ndarray], flop_units: dict[str, np.ndarray],
              extra: dict[str, np.ndarray]) -> CostArrays:
     """:func:`_finish` for a kernel given by its kind and FLOP (rows of ``p`` may be stacked ops)."""
-    rows = _assembled_rows(kind, flop, p, times, kernel_s, overhead, launches, level_bytes, wfrac, flop_units, extra)
-    if rows is not None:
-        return rows
+    if p.n >= ASSEMBLE_ROWS_MIN:  # many rows: compiled, where it covers them
+        rows = _assembled_rows(kind, flop, p, times, kernel_s, overhead, launches, level_bytes, wfrac, flop_units,
+                               extra)
+        if rows is not None:
+            return rows
     zero = np.zeros(p.n)  # no link: its bytes and price (only read)
     prices = _prices(p, zero)
     flop_j = {}
@@ -163,9 +165,12 @@ def _assembled_rows(kind: str, flop: float, p: GPUParams, times: dict[str, np.nd
     ``None`` otherwise (the array code then runs, and raises what it raises)."""
     from archsim.cost import gemm_search as engine
 
+    n = p.n
+    if n < ASSEMBLE_ROWS_MIN:
+        return None
     base = getattr(p, "_base", p)
-    n, h = p.n, base.n
-    if h < 2 or n < ASSEMBLE_ROWS_MIN or n % h or tuple(level_bytes) != _LEVELS or not 0 < len(flop_units) <= 3:
+    h = base.n
+    if h < 2 or n % h or tuple(level_bytes) != _LEVELS or not 0 < len(flop_units) <= 3:
         return None
     register_w = wfrac.get("register", 0.0)
     if type(register_w) is not float:
