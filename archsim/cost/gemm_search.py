@@ -280,18 +280,35 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
     # candidate infeasible on every row of the block is then skipped.
     skip_infeasible = True
     unit_cluster = True  # every row's cluster size at most 1 (a B-tile share of 1 where m_tiles is a number)
+    # Rows of one SM description (one row of the occupancy table, as a sweep that keeps the SM has): a
+    # candidate's blocks per SM are one number, feasible on some row where it fits and splits K at most
+    # the largest limit of the rows (or a row's limit is NaN, which no split exceeds).
+    row = occupancy_row[start]
+    uniform = True
+    unlimited = False
+    limit = -math.inf
     for i in range(n):
         best_score[i] = math.inf  # a first score of inf is not taken, and candidate 0 stays the choice
         best[i] = 0
         skip_infeasible = skip_infeasible and rv[10 * BLOCK_ROWS + i] > -math.inf
         unit_cluster = unit_cluster and rv[11 * BLOCK_ROWS + i] <= 1.0
+        uniform = uniform and occupancy_row[start + i] == row
+        max_split = rv[12 * BLOCK_ROWS + i]
+        unlimited = unlimited or max_split != max_split
+        limit = max_split if max_split > limit else limit
     for j in range(n_cand):
         split = splits[j]
         feasible = not skip_infeasible or (keep and j == 0)
-        for i in range(n):
-            bps = occupancy[occupancy_row[start + i], j]
-            occ[i] = bps
-            feasible = feasible or (bps > 0.0 and not split > rv[12 * BLOCK_ROWS + i])
+        if uniform:
+            bps = occupancy[row, j]
+            for i in range(n):
+                occ[i] = bps
+            feasible = feasible or (bps > 0.0 and (unlimited or not split > limit))
+        else:
+            for i in range(n):
+                bps = occupancy[occupancy_row[start + i], j]
+                occ[i] = bps
+                feasible = feasible or (bps > 0.0 and not split > rv[12 * BLOCK_ROWS + i])
         if not feasible:
             continue
         m_tiles = oc[4 * n_cand + j]
