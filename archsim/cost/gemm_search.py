@@ -403,8 +403,9 @@ def _block_kept(cand, rv, start, n, best, res, kept, out):  # pragma: no cover -
         res[13 * BLOCK_ROWS + i] = cand[3, j]
         res[16 * BLOCK_ROWS + i] = _achieved_occupancy(ctas, waves, slots, bps, cand[2, j], rv[15 * BLOCK_ROWS + i])
     for f in range(out.shape[0]):
+        row = out[f, start:start + n]  # a view: the copy runs over contiguous rows
         for i in range(n):
-            out[f, start + i] = res[f * BLOCK_ROWS + i]
+            row[i] = res[f * BLOCK_ROWS + i]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -462,8 +463,9 @@ def _block_out(oc, cand, occupancy, occupancy_row, rv, start, n, best, chosen, r
     else:
         _out_rows(chosen, rv, n, res, False, False)
     for f in range(out.shape[0]):
+        row = out[f, start:start + n]  # a view: the copy runs over contiguous rows
         for i in range(n):
-            out[f, start + i] = res[f * BLOCK_ROWS + i]
+            row[i] = res[f * BLOCK_ROWS + i]
 
 
 @njit(cache=True, error_model="numpy")
@@ -729,8 +731,9 @@ def stream_rows(vector_flop, special_flop, threads_total, l2_bytes, dram_bytes, 
                     _stream_row(res, i, vector, special_work, positive, rate, special, l2_bw, dram_bw, occupancy,
                                 blocks, l2_bytes[r0 + i], dram_bytes[r0 + i], l2_latency, l2_latency + points[10, j])
             for f in range(len(STREAM_OUT_FIELDS)):
+                row = out[f, r0:r0 + n]  # a view: the copy runs over contiguous rows
                 for i in range(n):
-                    out[f, r0 + i] = res[f * BLOCK_ROWS + i]
+                    row[i] = res[f * BLOCK_ROWS + i]
 
 
 ASSEMBLE_POINT_FIELDS = ("host_launch_s", "dram_row_buffer_bytes", "register_j_per_byte", "l1_read_j_per_byte",
