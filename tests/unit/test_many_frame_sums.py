@@ -1,0 +1,71 @@
+"""``estimate_many``'s frame from one block, and a convolution's transposes summed once for both of its
+candidates: each equal to the general path to the bit."""
+
+
+import numpy as np
+import pandas as pd
+from bit_compare import assert_same, same_bits
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from archsim.cost.common import sum_costs
+from archsim.cost.types import CostArrays
+from archsim.engines.roofline import columns_frame
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
+_KEYS = ["compute", "register", "l2", "dram", "static", "leakage"]
+
+
+def _cost(draw, h: int, keys: list[str], units: list[str], dispatch: bool = True) -> CostArrays:
+    def arr():
+        return draw(hnp.arrays(np.float64, h, elements=_FLOATS))
+
+    def d(names):
+        return {k: arr() for k in names}
+
+    return CostArrays.from_fields(dict(
+        kind="conv2d", device="gpu", flop=draw(_FLOATS), latency_s=arr(), time_by_unit_s=d(["compute", "overhead"]),
+        bytes_by_level=d(["l2", "dram"]), flop_by_unit=d(units), read_bytes=d(["dram"]), write_bytes=d(["l2", "dram"]),
+        dram_activations=arr(), link_bytes=arr(), overhead_s=arr(), launches=arr(), energy_breakdown_j=d(keys),
+        static_power_w=arr(), extra=d(["blocks"]), dispatch_s=arr() if dispatch else None))
+
+
+@given(st.integers(1, 6).flatmap(lambda h: st.lists(hnp.arrays(np.float64, h, elements=_FLOATS), min_size=1,
+                                                    max_size=6)))
+def test_frame_from_one_block_equals_pandas_frame_of_the_dict(arrays):
+    columns = {f"c{i}": a for i, a in enumerate(arrays)}
+    want = pd.DataFrame(columns)
+    want.index.name = "point"
+    got = columns_frame(columns)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert got.columns.dtype == want.columns.dtype and got.index.name == "point"
+    assert all(same_bits(got[c].to_numpy(), want[c].to_numpy()) for c in columns)
+
+
+def test_frame_of_columns_of_other_types_is_pandas_own():
+    columns = {"a": np.array([1.0, 2.0]), "b": np.array([1, 2])}
+    want = pd.DataFrame(columns)
+    want.index.name = "point"
+    pd.testing.assert_frame_equal(columns_frame(columns), want, check_exact=True)
+
+
+@st.composite
+def _kernels(draw):
+    h = draw(st.integers(1, 4))
+    parts = []
+    for _ in range(draw(st.integers(2, 4))):
+        keys = draw(st.lists(st.sampled_from(_KEYS), min_size=1, max_size=4, unique=True))
+        parts.append(_cost(draw, h, keys, draw(st.sampled_from([[], ["vector"], ["tensor:fp16", "vector"]])),
+                           dispatch=draw(st.booleans())))
+    return parts
+
+
+@given(_kernels())
+def test_transposes_summed_once_give_the_sum_of_every_kernel(parts):
+    # gpu_batch's convolution with a Winograd candidate: (t1 + t2) + main, the transposes' sum shared.
+    *transfers, main = parts
+    with np.errstate(all="ignore"):
+        want = sum_costs(parts, "conv2d", 5.0)
+        got = sum_costs([sum_costs(transfers, "conv2d", 5.0), main], "conv2d", 5.0)
+    assert_same(got, want)
