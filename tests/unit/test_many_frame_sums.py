@@ -1,5 +1,5 @@
-"""``estimate_many``'s frame from one block, and a convolution's transposes summed once for both of its
-candidates: each equal to the general path to the bit."""
+"""``estimate_many``'s frame from one block, the graph's energy arrays read column by column, and a
+convolution's transposes summed once for both of its candidates: each equal to the general path."""
 
 
 import numpy as np
@@ -69,3 +69,35 @@ def test_transposes_summed_once_give_the_sum_of_every_kernel(parts):
         want = sum_costs(parts, "conv2d", 5.0)
         got = sum_costs([sum_costs(transfers, "conv2d", 5.0), main], "conv2d", 5.0)
     assert_same(got, want)
+
+
+@given(st.integers(1, 3).flatmap(lambda h: st.lists(st.builds(lambda keys, shared: (keys, shared),
+                                                              st.permutations(_KEYS[:3]), st.booleans()),
+                                                    min_size=1, max_size=6).map(lambda spec: (h, spec))))
+def test_energy_columns_equal_the_walk_over_ops(case):
+    # The graph's energy arrays key by key in op order: most ops share the first op's key order (and
+    # equal ops one dict); an op with another order (or keys) takes the walk.
+    from archsim.engines.roofline import _energy_columns
+
+    h, spec = case
+    first = {k: np.full(h, float(i)) for i, k in enumerate(spec[0][0])}
+    costs = []
+    for keys, shared in spec:
+        energy = first if shared else {k: np.full(h, float(len(costs))) for k in keys}
+        costs.append(CostArrays.from_fields({**_fixed_cost().__dict__, "energy_breakdown_j": energy}))
+    want: dict[str, list[np.ndarray]] = {}
+    for c in costs:
+        for k, v in c.energy_breakdown_j.items():
+            want.setdefault(k, []).append(v)
+    got = _energy_columns(costs)
+    assert list(got) == list(want)
+    assert all(len(got[k]) == len(want[k]) and all(a is b for a, b in zip(got[k], want[k], strict=True))
+               for k in want)
+
+
+def _fixed_cost() -> CostArrays:
+    one = np.array([1.0, -0.0, 2.5])
+    return CostArrays.from_fields(dict(
+        kind="gemm", device="gpu", flop=3.0, latency_s=one, time_by_unit_s={"overhead": one}, bytes_by_level={},
+        flop_by_unit={}, read_bytes={}, write_bytes={}, dram_activations=one, link_bytes=one, overhead_s=one,
+        launches=one, energy_breakdown_j={"static": one}, static_power_w=one, extra={}, dispatch_s=None))
