@@ -64,3 +64,58 @@ def test_a_range_of_rows_is_the_rows_gathered(h, g, data):
     view = gpu_batch._rows_at(x, slice(start * h, stop * h))
     assert np.array_equal(view, gpu_batch._rows_at(x, gpu_batch._row_index(rows, h)))
     assert np.shares_memory(view, x)
+
+
+def _stack(g: int, h: int, keys: list[str]):
+    from archsim.cost.types import CostArrays
+
+    rng = np.random.default_rng(g * 10 + h)
+
+    def arr():
+        return rng.standard_normal(g * h)
+
+    return CostArrays.from_fields(dict(
+        kind="gemm", device="gpu", flop=0.0, latency_s=arr(), time_by_unit_s={k: arr() for k in keys},
+        bytes_by_level={"dram": arr()}, flop_by_unit={}, read_bytes={"dram": arr()}, write_bytes={"dram": arr()},
+        dram_activations=arr(), link_bytes=arr(), overhead_s=arr(), launches=arr(),
+        energy_breakdown_j={k: arr() for k in reversed(keys)}, static_power_w=arr(), extra={"blocks": arr()},
+        dispatch_s=None))
+
+
+@given(st.integers(1, 5), st.integers(1, 4), st.lists(st.sampled_from(["compute", "l2", "dram", "overhead"]),
+                                                      unique=True), st.data())
+def test_split_gives_each_op_s_rows_as_views_in_field_order(g, h, keys, data):
+    from archsim.cost.types import CostArrays
+
+    c = _stack(g, h, keys)
+    # the ops cut: all, or some in row order (as the planner asks for them)
+    rows = data.draw(st.none() | st.lists(st.integers(0, g - 1), min_size=1, max_size=g, unique=True).map(sorted))
+    chosen = list(range(g)) if rows is None else rows
+    per_op = data.draw(st.none() | st.just({"kind": [f"op{i}" for i in chosen], "flop": [float(i) for i in chosen]}))
+    got = gpu_batch._split(c, g, h, rows, per_op)
+    assert len(got) == len(chosen)
+    for i, op in zip(chosen, got, strict=True):
+        want = {}
+        for name, v in vars(c).items():
+            if isinstance(v, np.ndarray):
+                want[name] = v[i * h:(i + 1) * h]
+            elif isinstance(v, dict):
+                want[name] = {k: x[i * h:(i + 1) * h] for k, x in v.items()}
+            else:
+                want[name] = v
+        if per_op:
+            want["kind"], want["flop"] = f"op{i}", float(i)
+        assert type(op) is CostArrays and list(vars(op)) == list(want)
+        for name, v in want.items():
+            if isinstance(v, dict):
+                assert list(vars(op)[name]) == list(v)
+                assert all(np.array_equal(vars(op)[name][k], x) for k, x in v.items())
+            elif isinstance(v, np.ndarray):
+                assert np.array_equal(vars(op)[name], v) and np.shares_memory(vars(op)[name], vars(c)[name])
+            else:
+                assert vars(op)[name] == v
+
+
+def test_split_refuses_per_op_values_of_another_count():
+    with pytest.raises(ValueError, match="values of kind"):
+        gpu_batch._split(_stack(3, 2, ["compute"]), 3, 2, per_op={"kind": ["a", "b"], "flop": [0.0, 1.0]})
