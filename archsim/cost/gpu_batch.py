@@ -18,11 +18,9 @@ Ops outside these classes (attention, user-described kernels) take the one-op pa
 power model: an op that is one kernel of a class enters :func:`archsim.cost.power.apply` as its
 class's rows, and a convolution of one channel configuration is summed from its kernels' rows
 (:class:`_SumJob`, every convolution of one structure in one numpy call per field and part);
-the governed stacks are cut into ops once. At more points the ops are cut into ops before the
-power model, and the convolutions are still summed row-stacked, their kernels' requests placed part
-by part (:meth:`_Planner.order_parts`) so that each sum reads ranges of rows (views, no gathering).
-The floats are those of cutting first, summing op by op (:func:`archsim.cost.common.sum_costs`) and
-governing each op: the same operations on each (op, point) in the same order.
+the governed stacks are cut into ops once. The floats are those of cutting first, summing op by
+op (:func:`archsim.cost.common.sum_costs`) and governing each op: the same operations on each
+(op, point) in the same order.
 """
 
 from __future__ import annotations
@@ -140,17 +138,13 @@ def _implicit_values(op: Any, p: GPUParams, sector: float) -> tuple[Any, ...]:
 class _Planner:
     """Turns ops into kernel requests, runs each class stacked, and reassembles every op."""
 
-    def __init__(self, p: GPUParams, stack_finals: bool = False, stack_sums: bool | None = None) -> None:
+    def __init__(self, p: GPUParams, stack_finals: bool = False) -> None:
         self.p = p
         # With stack_finals, the requests that are whole ops keep their class's stacked cost
         # (``stacked``: cost, requests) for the power model instead of being cut into ops.
         self.stack_finals = stack_finals
-        # With stack_sums (default: stack_finals), a convolution of one channel configuration is
-        # summed from its kernels' stacked rows (_SumJob) instead of op by op.
-        self.stack_sums = stack_finals if stack_sums is None else stack_sums
         self.stacked: list[tuple[CostArrays, list[Any]]] = []
-        self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows (stack_sums only)
-        self.convs: list[_Conv] = []   # the convolutions planned as such sums, in plan order
+        self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows (stack_finals only)
         self._autotune_any: bool | None = None
         self._sector: float | None = None
         self.traffic: list[_Traffic] = []
@@ -285,13 +279,7 @@ class _Planner:
                 for q in winograd or ():
                     q.opens = False
             planned.append((mask, algorithms, transfers))
-        if self.stack_sums and len(planned) == 1:
-            mask, (direct, winograd), transfers = planned[0]
-            if not self.stack_finals and not transfers and winograd is None:
-                # the implicit GEMM alone: its request's cost is the op's (with_transfers without
-                # transposes, retagged by governed_many), cut from its class like any op's
-                direct.final = True
-                return direct
+        if self.stack_finals and len(planned) == 1:
             return self._stacked_conv(op, *planned[0])
 
         def build() -> CostArrays | _Autotuned:
@@ -328,36 +316,7 @@ class _Planner:
             inner = _SumJob(winograd, kind, flop)
             w = _SumJob([*transfers, inner], kind, flop)
             self.jobs += [inner, w]
-        conv = _Conv(mask, main, w, self.p.conv_autotune > 0)
-        self.convs.append(conv)
-        return conv
-
-    def order_parts(self) -> None:
-        """Places the convolutions' kernel requests so that the sums of one structure read each of
-        their parts as consecutive rows of one class (:func:`_sum_rows` then reads row ranges
-        instead of gathering rows): the convolutions with a Winograd candidate first, their jobs'
-        parts part by part (every first transpose, every second, ..., every implicit GEMM), then
-        the Winograd kernels part by part; the other requests after them in plan order. A
-        request's row is computed from its own values alone: the order changes no float."""
-        wino = [c for c in self.convs if c.winograd is not None]
-        plain = [c for c in self.convs if c.winograd is None]
-        inner = [c.winograd.parts[-1] for c in wino]
-        jobs = [c.main for c in (*wino, *plain)] + inner + [c.winograd for c in wino]
-        placed: dict[int, Any] = {}
-        for group in ([c.main for c in (*wino, *plain)], inner):
-            by_shape: dict[int, list[_SumJob]] = {}
-            for job in group:
-                by_shape.setdefault(len(job.parts), []).append(job)
-            for same in by_shape.values():
-                for j in range(len(same[0].parts)):
-                    for job in same:
-                        q = job.parts[j]
-                        if isinstance(q, (_Gemm, _Stream)):
-                            placed.setdefault(id(q), q)
-        first = list(placed.values())
-        self.streams = [q for q in first if isinstance(q, _Stream)] + [q for q in self.streams if id(q) not in placed]
-        self.gemms = [q for q in first if isinstance(q, _Gemm)] + [q for q in self.gemms if id(q) not in placed]
-        self.jobs = jobs
+        return _Conv(mask, main, w, self.p.conv_autotune > 0)
 
     def run_jobs(self) -> list[tuple[CostArrays, list[_SumJob]]]:
         """Every :class:`_SumJob` summed, those of one structure (the same stacked costs at every
@@ -551,10 +510,9 @@ enough that each of the few dozen temporaries of a pass (128 KiB at this size) s
 
 STACKED_SUM_POINTS = 128
 """Most hardware points at which :func:`governed_many` keeps stacked rows through the power model
-(beyond, the ops are cut before it; convolutions are summed row-stacked at any count, :class:`_SumJob`,
-from ranges of rows beyond it): at a few points each op's arrays are a few numbers, and per-op numpy
-calls and dicts cost more than the numbers; at many points cutting reads row views without copying,
-which costs less than gathering the rows of mixed classes.
+and sums convolutions' kernels row-stacked (:class:`_SumJob`): at a few points each op's arrays
+are a few numbers, and per-op numpy calls and dicts cost more than the numbers; at many points
+the op-by-op path reads row views without copying, which costs less than gathering the rows.
 The two cost the same near 160-190 points (ResNet-50, MobileNet-V2, BERT-base): the stacked path
 is 5-13 % faster at 48-128 points, 10-15 % slower from 192 and ~30 % slower at 1,000."""
 
@@ -666,41 +624,28 @@ def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
     call per field and part for all the jobs."""
     first = jobs[0]
     sources = [q.ref[0] for q in first.parts]
-    rows = [[job.parts[j].ref[1] for job in jobs] for j in range(len(sources))]
+    rows = [np.asarray([job.parts[j].ref[1] for job in jobs]) for j in range(len(sources))]
+    # each part's rows: op row r holds points r*h .. r*h + h - 1 (with one point, the op rows themselves)
+    index = rows if h == 1 else [(r[:, None] * h + np.arange(h)).reshape(-1) for r in rows]
     if len(sources) == 1:  # one kernel: its rows as they are
-        return _take_index(sources[0], _row_index(np.asarray(rows[0]), h))
-    # each part's rows: op row r holds points r*h .. r*h + h - 1; consecutive rows: one range (a view)
-    index = [slice(r[0] * h, (r[0] + len(r)) * h) if r == list(range(r[0], r[0] + len(r)))
-             else _row_index(np.asarray(r), h) for r in rows]
+        return _take_index(sources[0], index[0])
     fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0,
-                              "static_power_w": _rows_at(sources[0].static_power_w, index[0])}
+                              "static_power_w": sources[0].static_power_w.take(index[0])}
     main = first.main
-    fields["extra"] = {} if main is None else {k: _rows_at(x, index[main]) for k, x in sources[main].extra.items()}
+    fields["extra"] = {} if main is None else {k: x.take(index[main]) for k, x in sources[main].extra.items()}
     for name in _SUMMED_ARRAYS:
-        fields[name] = functools.reduce(np.add, [_rows_at(getattr(src, name), ix) for src, ix in zip(sources, index,
-                                                                                                     strict=True)])
+        fields[name] = functools.reduce(np.add, [getattr(src, name).take(ix) for src, ix in zip(sources, index,
+                                                                                                strict=True)])
     for name in _SUMMED_DICTS:
         out: dict[str, np.ndarray] = {}
         for src, ix in zip(sources, index, strict=True):
             for k, x in getattr(src, name).items():
-                v = _rows_at(x, ix)
+                v = x.take(ix)
                 out[k] = out[k] + v if k in out else v
         fields[name] = out
-    dispatch = [_rows_at(src.dispatch_s, ix) for src, ix in zip(sources, index, strict=True)
-                if src.dispatch_s is not None]
+    dispatch = [src.dispatch_s.take(ix) for src, ix in zip(sources, index, strict=True) if src.dispatch_s is not None]
     fields["dispatch_s"] = functools.reduce(np.add, dispatch) if dispatch else None
     return CostArrays.from_fields(fields)
-
-
-def _row_index(rows: np.ndarray, h: int) -> np.ndarray:
-    """The flat indices of the op rows ``rows`` of a stack of ``h`` points per op (with one point,
-    the op rows themselves)."""
-    return rows if h == 1 else (rows[:, None] * h + np.arange(h)).reshape(-1)
-
-
-def _rows_at(x: np.ndarray, index: np.ndarray | slice) -> np.ndarray:
-    """``x``'s values at ``index``: a range of rows as a view (the same values), else gathered."""
-    return x[index] if type(index) is slice else x.take(index)
 
 
 def _take_index(c: CostArrays, index: np.ndarray) -> CostArrays:
@@ -772,19 +717,14 @@ class _Autotuned:
         return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
-def _build(ops: Sequence[Any], p: GPUParams, stack_finals: bool = False,
-           stack_sums: bool | None = None) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
+def _build(ops: Sequence[Any], p: GPUParams,
+           stack_finals: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
     """The planner and each op's cost; with ``stack_finals``, an op that is one kernel of a class
-    gets its request, whose ``result`` is set once its stacked cost is cut (:func:`governed_many`);
-    with ``stack_sums`` (default: ``stack_finals``) a convolution summed row-stacked gets its
-    :class:`_Conv`. Without ``stack_finals`` the sums' parts are placed first
-    (:meth:`_Planner.order_parts`)."""
-    planner = _Planner(p, stack_finals, stack_sums)
+    gets its request, whose ``result`` is set once its stacked cost is cut (:func:`governed_many`)."""
+    planner = _Planner(p, stack_finals)
     plans = [planner.plan(op) for op in ops]
-    if planner.convs and not stack_finals:
-        planner.order_parts()
     planner.run()
-    return planner, [plan if (stack_finals and isinstance(plan, (_Gemm, _Stream))) or isinstance(plan, _Conv)
+    return planner, [plan if stack_finals and isinstance(plan, (_Gemm, _Stream, _Conv))
                      else plan.result if isinstance(plan, (_Gemm, _Stream)) else plan() if callable(plan) else plan
                      for plan in plans]
 
@@ -801,7 +741,7 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
     stacked_at`) without being cut into per-op arrays first (a single estimate)."""
     from archsim.cost import power
 
-    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS, stack_sums=True)
+    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS)
     # The ops that are one kernel of a class enter the power model as their class's stacked rows
     # (power.apply's counts): no cutting into ops before it and no re-stacking in it.
     # Convolutions enter it as their stacked sums (planner.run_jobs): no cutting of their kernels

@@ -1,6 +1,6 @@
-"""governed_many beyond ``STACKED_SUM_POINTS``: the ops are cut into ops before the power model, the
-convolutions summed from their kernels' rows placed part by part (``_Planner.order_parts``, row ranges
-read as views); the same floats as the governor on the one-op costs."""
+"""governed_many beyond ``STACKED_SUM_POINTS`` (the ops cut into ops before the power model, the
+convolutions summed op by op) gives the governor's floats on the one-op costs; ``_split`` cuts a
+stacked cost into its ops' row views."""
 
 from __future__ import annotations
 
@@ -34,36 +34,6 @@ def test_many_points_equal_the_governor_on_the_one_op_costs(assert_costs_equal, 
     for g, w in zip(got, want, strict=True):
         assert_costs_equal(g, w)
         assert list(g.extra) == list(w.extra) and list(g.energy_breakdown_j) == list(w.energy_breakdown_j)
-
-
-def test_order_parts_places_each_sum_s_parts_on_consecutive_rows(monkeypatch):
-    # ResNet-50's convolutions with transposes (and Winograd candidates) at 1,000 points: every
-    # batch of sums reads each of its parts as one range of rows.
-    p = _pack(1000)
-    ops = list(dict.fromkeys(zoo.resnet50(batch=32, dtype="fp16").ops))
-    planner, _ = gpu_batch._build(ops, p, stack_finals=False, stack_sums=True)
-    assert planner.jobs
-    read = []
-    original = gpu_batch._sum_rows
-
-    def spy(jobs, h):
-        read.append([[job.parts[j].ref[1] for job in jobs] for j in range(len(jobs[0].parts))])
-        return original(jobs, h)
-
-    monkeypatch.setattr(gpu_batch, "_sum_rows", spy)
-    planner.run_jobs()
-    assert read and all(r == list(range(r[0], r[0] + len(r))) for rows in read for r in rows)
-
-
-@given(st.integers(1, 5), st.integers(1, 6), st.data())
-def test_a_range_of_rows_is_the_rows_gathered(h, g, data):
-    x = np.arange(float(g * h))
-    start = data.draw(st.integers(0, g - 1))
-    stop = data.draw(st.integers(start + 1, g))
-    rows = np.arange(start, stop)
-    view = gpu_batch._rows_at(x, slice(start * h, stop * h))
-    assert np.array_equal(view, gpu_batch._rows_at(x, gpu_batch._row_index(rows, h)))
-    assert np.shares_memory(view, x)
 
 
 def _stack(g: int, h: int, keys: list[str]):
