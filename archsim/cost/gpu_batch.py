@@ -568,17 +568,14 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
             columns.append(cut(v))
         elif isinstance(v, dict):
             keys = tuple(v)
-            cells = zip(*[cut(x) for x in v.values()], strict=False)  # n rows each
+            cells = zip(*[cut(x) for x in v.values()], strict=True)
             columns.append(list(map(dict, map(zip, itertools.repeat(keys), cells))) if keys
                            else [{} for _ in range(n)])
         elif per_op and name in per_op:
-            if len(per_op[name]) != n:
-                raise ValueError(f"_split: {len(per_op[name])} values of {name} for {n} ops")
             columns.append(per_op[name])
         else:
             columns.append(itertools.repeat(v, n))
-    # every column holds the n ops' values: zipped without the strict check per op
-    return list(map(CostArrays.from_values, itertools.repeat(names), zip(*columns, strict=False)))
+    return [CostArrays.from_fields(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
 
 
 @dataclasses.dataclass(eq=False)

@@ -132,14 +132,6 @@ class CostArrays:
         frozen dataclass's per-field ``object.__setattr__`` calls: a graph builds hundreds per estimate."""
         return _built(cls, fields)
 
-    @classmethod
-    def from_values(cls, names: Sequence[str], values: Sequence[Any]) -> CostArrays:
-        """:meth:`from_fields` of ``dict(zip(names, values))`` (every field named, in field order),
-        without that dict (a stacked class is cut into dozens of ops at once)."""
-        out = object.__new__(cls)
-        out.__dict__.update(zip(names, values, strict=False))
-        return out
-
     def flop_executed(self) -> np.ndarray:
         """FLOP the units execute at each point: the sum of ``flop_by_unit`` (``flop`` is the op's
         nominal FLOP; they differ for Winograd convolutions, which multiply less, and Tensor-Core

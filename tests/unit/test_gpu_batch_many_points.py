@@ -84,8 +84,3 @@ def test_split_gives_each_op_s_rows_as_views_in_field_order(g, h, keys, data):
                 assert np.array_equal(vars(op)[name], v) and np.shares_memory(vars(op)[name], vars(c)[name])
             else:
                 assert vars(op)[name] == v
-
-
-def test_split_refuses_per_op_values_of_another_count():
-    with pytest.raises(ValueError, match="values of kind"):
-        gpu_batch._split(_stack(3, 2, ["compute"]), 3, 2, per_op={"kind": ["a", "b"], "flop": [0.0, 1.0]})
