@@ -286,10 +286,6 @@ class _Planner:
             configs = []
             for mask, (direct, winograd), transfers in planned:
                 moved = [t.result for t in transfers]
-                if winograd is not None and len(moved) > 1:
-                    # Both candidates start with the transposes: their sum once, (t1 + t2) + main being
-                    # what sum_costs adds left to right for each (its first part's device and static power)
-                    moved = [sum_costs(moved, op.kind, self.flop(op))]
                 c = gc.with_transfers(op, direct.result, moved, self.flop(op))
                 w = None
                 if winograd is not None:

@@ -180,29 +180,17 @@ def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool
     latencies = [c.latency_s for c in costs]
     serial = _running_sum(latencies)
     total = _critical_path(latencies, preds) if overlap else serial
-    energy = {k: _running_sum(v) for k, v in _energy_columns(costs).items()}
+    parts: dict[str, list[np.ndarray]] = {}
+    for c in costs:
+        for k, v in c.energy_breakdown_j.items():
+            parts.setdefault(k, []).append(v)
+    energy = {k: _running_sum(v) for k, v in parts.items()}
     if overlap:
         # Static, leakage and clock power are drawn once over the makespan, not once per op.
         for key in ENERGY_STATIC:
             if key in energy:
                 energy[key] = energy[key] * (total / np.where(serial > 0, serial, 1.0))
     return ops, costs, total, energy, name
-
-
-def _energy_columns(costs: list[CostArrays]) -> dict[str, Sequence[np.ndarray]]:
-    """Key by key (in order of first appearance), the ops' energy arrays of that key in op order.
-    Where every op has the first op's keys in its order (a graph's ops on one device; equal ops share
-    a dict, checked once), the columns of the dicts' values (``zip``), without a Python step per op
-    and key."""
-    dicts = [c.energy_breakdown_j for c in costs]
-    keys = tuple(dicts[0])
-    if all(tuple(d) == keys for d in {id(d): d for d in dicts}.values()):
-        return dict(zip(keys, zip(*map(dict.values, dicts), strict=True), strict=True))
-    parts: dict[str, list[np.ndarray]] = {}
-    for d in dicts:
-        for k, v in d.items():
-            parts.setdefault(k, []).append(v)
-    return parts
 
 
 def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
