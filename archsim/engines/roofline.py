@@ -56,6 +56,8 @@ def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], lis
     raise EngineError(f"work must be an archsim op or an OpGraph, got {type(work).__name__}")
 
 
+_F64 = np.dtype(np.float64)
+
 _NO_KIND = object()
 """The marker of a hardware point without a ``kind`` (estimate_many then names it by its class)."""
 
@@ -311,6 +313,14 @@ def columns_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
     """The DataFrame of :func:`many_columns`' columns, index ``point`` (the position of each point)."""
     import pandas as pd
 
-    out = pd.DataFrame(columns)
+    values = list(columns.values())
+    if values and all(type(v) is np.ndarray and v.dtype == _F64 and v.shape == values[0].shape == (len(values[0]),)
+                      for v in values):
+        # The frame pandas builds from the dict (one float64 block, a column a row), from that block
+        # made by one concatenation instead of pandas' column-by-column consolidation.
+        block = np.concatenate(values).reshape(len(values), -1)
+        out = pd.DataFrame(block.T, columns=list(columns), copy=False)
+    else:
+        out = pd.DataFrame(columns)
     out.index.name = "point"
     return out
