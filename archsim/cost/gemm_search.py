@@ -747,15 +747,16 @@ ASSEMBLE_OUT_FIELDS = ("dispatch_s", "latency_s", "overhead_s", "dram_activation
                        "write:register", "write:l1", "write:l2", "write:dram",
                        "energy:compute", "energy:register", "energy:l1", "energy:l2", "energy:dram", "energy:static",
                        "energy:tensor_operand")
-"""Rows of :func:`assemble_rows`' output table."""
+"""The arrays of :func:`assemble_rows`' output, in order."""
 
 
 @njit(cache=True, error_model="numpy")
 def assemble_rows(kernel_s, overhead, launches, dispatch_first, register_b, l1_b, l2_b, dram_b, register_w, l1_w,
                   l2_w, dram_w, same_l1_l2, flop0, flop1, flop2, n_flop, flop_price, operand_ratio, operand,
                   points, out):  # pragma: no cover - numba
-    """Fill ``out`` (len(ASSEMBLE_OUT_FIELDS) x rows) with what :func:`archsim.cost.gpu.assemble` derives
-    from a kernel's rows: its host dispatch, latency and exposed overhead (``_host_bound``), DRAM row
+    """Fill ``out`` (a tuple of len(ASSEMBLE_OUT_FIELDS) arrays of the rows) with what
+    :func:`archsim.cost.gpu.assemble` derives from a kernel's rows: its host dispatch, latency and exposed
+    overhead (``_host_bound``), DRAM row
     activations, bytes read and written at each level (``_split_reads``) and energy by component
     (:func:`archsim.energy.ledger.account` with finite prices, no link bytes), each value the
     operation the array code makes on the same numbers, in its order.
@@ -782,10 +783,10 @@ def _assemble_op(kernel_s, overhead, launches, dispatch_first, register_b, l1_b,
                  l2_w, dram_w, same_l1_l2, flop0, flop1, flop2, n_flop, flop_price, operand_ratio, operand, points,
                  table, r, e):  # pragma: no cover - numba
     """:func:`assemble_rows` of one op's rows ``r .. e - 1`` (the other arrays: views of them; row ``i`` on
-    point ``i``) into columns ``r .. e - 1`` of ``table``: one loop per figure over the points (SIMD
+    point ``i``) into entries ``r .. e - 1`` of each array of ``table``: one loop per figure over the points (SIMD
     across them), the later figures reading the earlier ones' rows."""
     n = points.shape[1]
-    out = [table[f, r:e] for f in range(table.shape[0])]
+    out = [table[f][r:e] for f in range(len(table))]
     dispatch, latency, exposed, activations = out[0], out[1], out[2], out[3]
     for i in range(n):
         dispatch[i] = dispatch_first[i] + _np_max(launches[i] - 1.0, 0.0) * points[0, i]
@@ -875,7 +876,7 @@ of the parameter pack."""
 
 GEMM_ROWS_OUT_FIELDS = ("compute:tensor", "compute:vector", "overhead", "kernel_s", "register", "write:l1",
                         "write:l2", "write:dram", "flop:tensor", "flop:vector", "blocks")
-"""Rows of :func:`gemm_rows`' output table: :func:`archsim.cost.gpu.gemm_parts`' arrays (the write shares
+"""The arrays of :func:`gemm_rows`' output, in order: :func:`archsim.cost.gpu.gemm_parts`' arrays (the write shares
 ``write:<level>``)."""
 
 
@@ -889,8 +890,9 @@ def _clip01(x):  # pragma: no cover - numba
 @njit(cache=True, error_model="numpy")
 def gemm_rows(ops, points, use_tc, time_s, compute_s, fill_s, launches, l1_bytes, l2_bytes, dram_bytes, bm, bn,
               split_k, out):  # pragma: no cover - numba
-    """Fill ``out`` (len(GEMM_ROWS_OUT_FIELDS) x rows) with the arrays :func:`archsim.cost.gpu.gemm_parts`
-    derives from the chosen kernels (:func:`search`'s figures ``time_s`` .. ``split_k``, per row) of G
+    """Fill ``out`` (a tuple of len(GEMM_ROWS_OUT_FIELDS) arrays of the rows) with the arrays
+    :func:`archsim.cost.gpu.gemm_parts` derives from the chosen kernels (:func:`search`'s figures ``time_s``
+    .. ``split_k``, per row) of G
     GEMMs (``ops``: (G, GEMM_OP_FIELDS)) at H points (``points``: (GEMM_POINT_FIELDS, H); ``use_tc``: (H,),
     whether the GEMM runs on the Tensor Cores there), rows op-major (row ``g * H + h``), each value the
     operation the array code makes on the same numbers in its order (``numpy.maximum`` as
@@ -912,7 +914,7 @@ def _gemm_op(m, n, batch, c_b, extra_vector, mm, rate, points, use_tc, time_s, c
              l2_bytes, dram_bytes, bm, bn, split_k, table, r, e):  # pragma: no cover - numba
     """:func:`gemm_rows` of one GEMM's rows ``r .. e - 1`` (its figures: views of them; row ``i`` on point
     ``i``), one loop per array over the points (SIMD across them)."""
-    out = [table[f, r:e] for f in range(table.shape[0])]
+    out = [table[f][r:e] for f in range(len(table))]
     launch_overhead = points[4]
     register = 1.5 * c_b * extra_vector
     out_frac = c_b * m * n * batch

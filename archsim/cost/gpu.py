@@ -189,7 +189,10 @@ def _assembled_rows(kind: str, flop: float, p: GPUParams, times: dict[str, np.nd
     operand = priced and bool((ratios == ratios).any())
     flops = arrays[11:]
     flops += [flops[0]] * (3 - len(flops))
-    out = np.empty((len(engine.ASSEMBLE_OUT_FIELDS), n))
+    # One array per figure, not one (figures, rows) block: the ops' costs keep row views of them, and a
+    # block is freed only with its last view, in one piece large enough for glibc at its default
+    # thresholds to hand back to the system and fault in again on the next call (a sweep's chunks).
+    out = tuple([np.empty(n) for _ in engine.ASSEMBLE_OUT_FIELDS])
     same = level_bytes["l1"] is level_bytes["l2"] and wfrac["l1"] is wfrac["l2"]
     engine.assemble_rows(*arrays[:8], register_w, *arrays[8:11], same, *flops, len(flop_units),
                          np.array(prices, dtype=np.float64), ratios, operand, _assemble_points(base), out)
@@ -348,7 +351,7 @@ def stacked_gemm_parts(p: GPUParams, base: GPUParams, prec: str, ops: np.ndarray
     points = np.array([base.vector_flop_per_cycle_per_sm[vkey], base.clock_hz, base.vector_efficiency,
                        base.sm_count, base.launch_overhead_s], dtype=np.float64)
     k = kernel
-    out = np.empty((len(engine.GEMM_ROWS_OUT_FIELDS), p.n))
+    out = tuple([np.empty(p.n) for _ in engine.GEMM_ROWS_OUT_FIELDS])  # one array per figure (_assembled_rows)
     engine.gemm_rows(np.ascontiguousarray(ops, dtype=np.float64), points, np.ascontiguousarray(use_tc, dtype=np.bool_),
                      k.time_s, k.compute_s, k.fill_s, k.launches, k.l1_bytes, k.l2_bytes, k.dram_bytes, k.bm, k.bn,
                      k.split_k, out)
