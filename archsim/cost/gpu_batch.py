@@ -550,13 +550,13 @@ def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
 def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
            per_op: dict[str, list[Any]] | None = None) -> list[CostArrays]:
     """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies); with
-    ``rows``, those of the ops ``rows`` only; ``per_op``: fields that are not arrays, one value per
-    op cut (the kind and FLOP of the ops of a stacked sum).
+    ``rows``, those of the ops ``rows`` only, in that order; ``per_op``: fields that are not arrays,
+    one value per op cut (the kind and FLOP of the ops of a stacked sum).
 
     Column by column: each field (each key of a dict field) cut into its ``g`` row views at once
     (iterating the (g, h) reshape), then each op's field dict zipped together, the per-op loops run
     by ``map`` and ``zip`` in C (a stacked class has a few dozen ops x ~45 arrays). One op is ``c``."""
-    whole = rows is None or len(rows) == g
+    whole = rows is None or (len(rows) == g and list(rows) == list(range(g)))
     if g == 1 and whole and not per_op:
         return [c]
     n = g if whole else len(rows)
