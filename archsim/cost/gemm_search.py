@@ -802,19 +802,10 @@ def _assemble_op(kernel_s, overhead, launches, dispatch_first, register_b, l1_b,
     for i in range(n):
         reads[i] = register_b[i] * rest
         writes[i] = register_b[i] * register_w
-    reads, writes = out[6], out[10]
-    for i in range(n):
-        reads[i] = l2_b[i] * (1.0 - l2_w[i])
-        writes[i] = l2_b[i] * l2_w[i]
+    _read_write(l2_b, l2_w, out[6], out[10])
     if not same_l1_l2:
-        reads, writes = out[5], out[9]
-        for i in range(n):
-            reads[i] = l1_b[i] * (1.0 - l1_w[i])
-            writes[i] = l1_b[i] * l1_w[i]
-    reads, writes = out[7], out[11]
-    for i in range(n):
-        reads[i] = dram_b[i] * (1.0 - dram_w[i])
-        writes[i] = dram_b[i] * dram_w[i]
+        _read_write(l1_b, l1_w, out[5], out[9])
+    _read_write(dram_b, dram_w, out[7], out[11])
     compute = out[12]
     for i in range(n):
         compute[i] = 0.0
@@ -855,6 +846,15 @@ def _assemble_op(kernel_s, overhead, launches, dispatch_first, register_b, l1_b,
         price = points[11]
         for i in range(n):
             tensor[i] = tensor[i] * price[i]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _read_write(level_b, share, reads, writes):  # pragma: no cover - numba
+    """A level's bytes read and written (``_split_reads``): ``bytes x (1 - write share)`` and ``bytes x
+    write share``, over a view's points."""
+    for i in range(level_b.shape[0]):
+        reads[i] = level_b[i] * (1.0 - share[i])
+        writes[i] = level_b[i] * share[i]
 
 
 @njit(cache=True, inline="always", error_model="numpy")

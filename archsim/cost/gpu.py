@@ -86,14 +86,7 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
             return rows
     zero = np.zeros(p.n)  # no link: its bytes and price (only read)
     prices = _prices(p, zero)
-    flop_j = {}
-    for key in flop_units:
-        # "tensor:<input>" accumulates in fp32 (int32); "tensor:<input>:fp16" in fp16 (tensor_key).
-        unit, _, prec = key.partition(":")
-        prec, _, acc = prec.partition(":")
-        flop_j[key] = (p.special_flop_j if unit == "special"
-                       else (p.tensor_fp16_accumulate_flop_j if acc else p.tensor_flop_j)[prec] if unit == "tensor"
-                       else p.vector_flop_j[prec])
+    flop_j = {key: _flop_price(p, key) for key in flop_units}
     # The host's dispatch of the launches overlaps the previous kernels (asynchronous launches) and
     # is exposed only where it outlasts this kernel plus its launch latency (archsim.cost.dispatch).
     # The first launch carries p.host_dispatch_s (the operator's dispatch, or the launch API call
@@ -109,8 +102,7 @@ def assemble(kind: str, flop: float, p: GPUParams, times: dict[str, np.ndarray],
     if (p.tensor_operand_flop_j > 0.0).any():
         # Operand delivery inside the Tensor Cores: per 16-bit MMA FLOP, scaled by each precision's
         # operand bytes per FLOP; data movement, reported apart from the MAC energies ("compute").
-        operand = [flop_units[k] * (MMA_OPERAND_BYTES_PER_FLOP[k.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"])
-                   for k in flop_units if k.startswith("tensor:")]
+        operand = [flop_units[k] * _operand_ratio(k) for k in flop_units if k.startswith("tensor:")]
         if operand:
             energy["tensor_operand"] = sum(operand[1:], operand[0]) * p.tensor_operand_flop_j
     times = {**times, "overhead": overhead}
@@ -128,12 +120,18 @@ ASSEMBLE_ROWS_MIN = 256
 
 def _flop_price(p: GPUParams, key: str) -> np.ndarray:
     """The energy per FLOP of a FLOP-by-unit key (:func:`assemble`'s prices): ``"special"``, ``"vector:<prec>"``,
-    ``"tensor:<input>"`` (fp32 / int32 accumulate) or ``"tensor:<input>:fp16"``."""
+    ``"tensor:<input>"`` (fp32 / int32 accumulate) or ``"tensor:<input>:fp16"`` (fp16 accumulate, tensor_key)."""
     unit, _, prec = key.partition(":")
     prec, _, acc = prec.partition(":")
     return (p.special_flop_j if unit == "special"
             else (p.tensor_fp16_accumulate_flop_j if acc else p.tensor_flop_j)[prec] if unit == "tensor"
             else p.vector_flop_j[prec])
+
+
+def _operand_ratio(key: str) -> float:
+    """A Tensor-Core FLOP-by-unit key's operand bytes per FLOP over those of a 16-bit MMA (the scale of
+    :func:`assemble`'s operand energy)."""
+    return MMA_OPERAND_BYTES_PER_FLOP[key.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"]
 
 
 def _rows_of(x: Any, n: int) -> np.ndarray | None:
@@ -184,8 +182,8 @@ def _assembled_rows(kind: str, flop: float, p: GPUParams, times: dict[str, np.nd
         return None
     # Operand delivery inside the Tensor Cores (assemble): each Tensor-Core unit's FLOP scaled by its ratio.
     priced = bool((base.tensor_operand_flop_j > 0.0).any())
-    ratios = np.array([MMA_OPERAND_BYTES_PER_FLOP[k.split(":")[1]] / MMA_OPERAND_BYTES_PER_FLOP["fp16"]
-                       if priced and k.startswith("tensor:") else np.nan for k in flop_units], dtype=np.float64)
+    ratios = np.array([_operand_ratio(k) if priced and k.startswith("tensor:") else np.nan for k in flop_units],
+                      dtype=np.float64)
     operand = priced and bool((ratios == ratios).any())
     flops = arrays[11:]
     flops += [flops[0]] * (3 - len(flops))
