@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -174,23 +175,67 @@ def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool,
-         known: dict[tuple[Any, ...], CostArrays] | None = None):
+         known: dict[tuple[Any, ...], CostArrays] | None = None, compiled: bool = False):
+    """(ops, their costs, latency, energy by component, workload name) at the points of ``hardware``.
+
+    ``compiled``: the running sums by :mod:`archsim.engines.ordered_sums` (the same floats) where
+    every row allows it; the distinct costs and each op's index among them are then returned too,
+    else ``None`` for them."""
     ops, preds, name = work_ops(work, predecessors=overlap)
     costs = _Coster(hardware, options).cost_all(ops, known)
     latencies = [c.latency_s for c in costs]
-    serial = _running_sum(latencies)
+    distinct = sums = None
+    if compiled:
+        distinct = _distinct(costs)
+        sums = _ordered_totals(costs, *distinct)
+    if sums is None:
+        serial = _running_sum(latencies)
+        parts: dict[str, list[np.ndarray]] = {}
+        for c in costs:
+            for k, v in c.energy_breakdown_j.items():
+                parts.setdefault(k, []).append(v)
+        energy = {k: _running_sum(v) for k, v in parts.items()}
+    else:
+        serial, energy = sums
     total = _critical_path(latencies, preds) if overlap else serial
-    parts: dict[str, list[np.ndarray]] = {}
-    for c in costs:
-        for k, v in c.energy_breakdown_j.items():
-            parts.setdefault(k, []).append(v)
-    energy = {k: _running_sum(v) for k, v in parts.items()}
     if overlap:
         # Static, leakage and clock power are drawn once over the makespan, not once per op.
         for key in ENERGY_STATIC:
             if key in energy:
                 energy[key] = energy[key] * (total / np.where(serial > 0, serial, 1.0))
-    return ops, costs, total, energy, name
+    return ops, costs, total, energy, name, distinct
+
+
+def _distinct(costs: list[CostArrays]) -> tuple[list[CostArrays], list[int]]:
+    """The distinct costs of ``costs`` (equal ops share one object) in order of first appearance, and
+    each op's index among them."""
+    index: dict[int, int] = {}
+    order = [index.setdefault(id(c), len(index)) for c in costs]
+    firsts = {}
+    for c in costs:
+        firsts.setdefault(id(c), c)
+    return list(firsts.values()), order
+
+
+def _ordered_totals(costs: list[CostArrays], distinct: list[CostArrays],
+                    order: list[int]) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """:func:`_run`'s serial latency and energy sums (each :func:`_running_sum` of the ops' rows in
+    op order, to the bit) by compiled passes over the distinct costs' rows (``None`` where a row is
+    not a float64 array of the points' shape: numpy's sums then). A component that some op lacks is
+    summed by numpy over the ops holding it."""
+    from archsim.engines.ordered_sums import gathered_sums
+
+    breakdowns = [c.energy_breakdown_j for c in distinct]
+    keys = list(dict.fromkeys(itertools.chain.from_iterable(breakdowns)))
+    shared = [k for k in keys if all(k in b for b in breakdowns)]
+    block = gathered_sums([[c.latency_s for c in distinct], *[[b[k] for b in breakdowns] for k in shared]],
+                          order)
+    if block is None:
+        return None
+    sums = dict(zip(shared, block[1:], strict=True))
+    energy = {k: sums[k] if k in sums else
+              _running_sum([c.energy_breakdown_j[k] for c in costs if k in c.energy_breakdown_j]) for k in keys}
+    return block[0], energy
 
 
 def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
@@ -214,7 +259,7 @@ def estimate_roofline(work: Any, hardware: Any, options: CostOptions, overlap: b
                                   options.threads, options.host_dispatch), {})
     points: list[OpCost] | None = None
     if overlap:
-        ops, cost_list, total, energy, name = _run(work, [hardware], options, overlap, known)
+        ops, cost_list, total, energy, name, _ = _run(work, [hardware], options, overlap, known)
     else:
         ops, _, name = work_ops(work, predecessors=False)
         coster = _Coster([hardware], options)
@@ -286,7 +331,7 @@ def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
         kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
-    ops, costs, total, energy, _ = _run(work, list(hardware), options, overlap)
+    ops, costs, total, energy, _, distinct = _run(work, list(hardware), options, overlap, compiled=True)
     zero = np.zeros(len(hardware))
     energy_j = added_in_order([zero, *energy.values()])
     movement = added_in_order([zero, *[v for k, v in energy.items()
@@ -296,12 +341,31 @@ def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
     frame["data_movement_fraction"] = np.where(energy_j > 0, movement / np.where(energy_j > 0, energy_j, 1.0), 0.0)
     # Executed FLOP per point (a Winograd or channel-padded convolution differs from its nominal FLOP).
     # Equal ops share one CostArrays: its FLOP are summed once per distinct cost, added in op order.
-    flops: dict[int, np.ndarray] = {}
-    for c in costs:
-        if id(c) not in flops:
-            flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
-    frame["flop"] = added_in_order([np.zeros(len(hardware)), *[flops[id(c)] for c in costs]])
+    flop = None if distinct is None else _ordered_flop(*distinct, len(hardware))
+    if flop is None:
+        flops: dict[int, np.ndarray] = {}
+        for c in costs:
+            if id(c) not in flops:
+                flops[id(c)] = c.flop_executed() if c.flop_by_unit else np.full(len(hardware), c.flop)
+        flop = added_in_order([np.zeros(len(hardware)), *[flops[id(c)] for c in costs]])
+    frame["flop"] = flop
     return frame
+
+
+def _ordered_flop(distinct: list[CostArrays], order: list[int], n: int) -> np.ndarray | None:
+    """:func:`many_columns`' FLOP column (``0.0 +`` each op's executed FLOP in op order: a distinct
+    cost's :meth:`~archsim.cost.CostArrays.flop_executed`, or its nominal FLOP at every point where it
+    has no units) by compiled passes, to the bit; ``None`` where a row does not allow them."""
+    from archsim.engines.ordered_sums import chained_sums, gathered_sums
+
+    units = [c for c in distinct if c.flop_by_unit]
+    executed = chained_sums([list(c.flop_by_unit.values()) for c in units], n)
+    if executed is None:
+        return None
+    rows = dict(zip(map(id, units), executed, strict=True))
+    per_cost = [rows[id(c)] if id(c) in rows else np.full(n, c.flop, dtype=np.float64) for c in distinct]
+    flop = gathered_sums([per_cost], order, zero_start=True)
+    return None if flop is None else flop[0]
 
 
 def estimate_many(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool = False) -> pd.DataFrame:

@@ -35,6 +35,7 @@ LAYERS: dict[str, float] = {
     "archsim.software": 3.5,  # profiles read hardware, workload and the preset folder; cost reads them
     "archsim.cost": 4,
     "archsim.engines": 5,
+    "archsim.engines.ordered_sums": 4.5,  # compiled running sums of rows (numpy and numba only)
     "archsim.sweep.analysis": 6,  # pure table analysis, read by plots
     "archsim.plot": 7,
     "archsim.sweep": 8,  # the sweep runner (its spec files draw plots)
