@@ -32,21 +32,35 @@ _SIGNATURE = types.boolean(types.Array(types.float64, 2, "C"), types.Array(types
 @njit(_SIGNATURE, cache=True, nogil=True)
 def _add_rows(out, dest, idx, assign, *rows):  # pragma: no cover - compiled
     """For each summand ``j`` in turn: ``out[dest[j]] = rows[idx[j]]`` where ``assign[j]``, else
-    ``out[dest[j]] += rows[idx[j]]`` (each point's values added one after another). False, with
-    ``out`` untouched, where a row's length is not ``out``'s row length."""
+    ``out[dest[j]] += rows[idx[j]]`` (each point's values added one after another; four summands
+    into one destination in one sweep, ``(((o + a) + b) + c) + d``: the same additions in the same
+    order, with ``o`` read and written once). False, with ``out`` untouched, where a row's length is
+    not ``out``'s row length."""
     n = out.shape[1]
     for r in rows:
         if r.shape[0] != n:
             return False
-    for j in range(idx.shape[0]):
-        r = rows[idx[j]]
+    m = idx.shape[0]
+    j = 0
+    while j < m:
         o = out[dest[j]]
+        a = rows[idx[j]]
         if assign[j]:
             for h in range(n):
-                o[h] = r[h]
+                o[h] = a[h]
+            j += 1
+        elif (j + 4 <= m and dest[j + 1] == dest[j] and dest[j + 2] == dest[j] and dest[j + 3] == dest[j]
+              and not (assign[j + 1] or assign[j + 2] or assign[j + 3])):
+            b = rows[idx[j + 1]]
+            c = rows[idx[j + 2]]
+            d = rows[idx[j + 3]]
+            for h in range(n):
+                o[h] = o[h] + a[h] + b[h] + c[h] + d[h]
+            j += 4
         else:
             for h in range(n):
-                o[h] += r[h]
+                o[h] += a[h]
+            j += 1
     return True
 
 

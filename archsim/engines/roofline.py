@@ -59,8 +59,8 @@ def work_ops(work: Any, predecessors: bool = True) -> tuple[tuple[Any, ...], lis
 
 _F64 = np.dtype(np.float64)
 
-_NO_KIND = object()
-"""The marker of a hardware point without a ``kind`` (estimate_many then names it by its class)."""
+_KIND = operator.attrgetter("kind")
+"""A hardware point's kind (estimate_many names a point without one by its class)."""
 
 
 def _op_key(op: Any) -> tuple[Any, ...]:
@@ -226,8 +226,12 @@ def _ordered_totals(costs: list[CostArrays], distinct: list[CostArrays],
     from archsim.engines.ordered_sums import gathered_sums
 
     breakdowns = [c.energy_breakdown_j for c in distinct]
-    keys = list(dict.fromkeys(itertools.chain.from_iterable(breakdowns)))
-    shared = [k for k in keys if all(k in b for b in breakdowns)]
+    layouts = set(map(tuple, breakdowns))
+    if len(layouts) == 1:  # every op with the same components (a graph on one device)
+        keys = shared = list(layouts.pop())
+    else:
+        keys = list(dict.fromkeys(itertools.chain.from_iterable(breakdowns)))
+        shared = [k for k in keys if all(k in b for b in breakdowns)]
     block = gathered_sums([[c.latency_s for c in distinct], *[[b[k] for b in breakdowns] for k in shared]],
                           order)
     if block is None:
@@ -326,8 +330,9 @@ def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
     points (latency_s, energy_j, energy_<component>_j, data_movement_fraction, flop)."""
     if not hardware:
         raise EngineError("estimate_many needs at least one hardware point")
-    kinds = {getattr(h, "kind", _NO_KIND) for h in hardware}
-    if _NO_KIND in kinds:  # a point without a kind: its class name (the name built only where needed)
+    try:
+        kinds = set(map(_KIND, hardware))
+    except AttributeError:  # a point without a kind: its class name (the names built only where needed)
         kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
