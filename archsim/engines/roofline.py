@@ -63,10 +63,23 @@ _KIND = operator.attrgetter("kind")
 """A hardware point's kind (estimate_many names a point without one by its class)."""
 
 
+_KEY_SLOT = "_cost_key"
+"""The non-field ``__dict__`` key under which an op keeps its :func:`_op_key` (as ``io_totals`` keeps
+its byte totals: the frozen dataclass's ``==``, ``hash``, ``repr``, ``fields`` and ``replace`` see
+only fields)."""
+
+
 def _op_key(op: Any) -> tuple[Any, ...]:
-    """Identity of an op's cost: its type and every field except its name and phase."""
-    cls = type(op)
-    return (cls, _cost_fields(cls)(op))
+    """Identity of an op's cost: its type and every field except its name and phase (computed once
+    per op object: a graph's ops are keyed on every estimate, and an op's fields never change)."""
+    held = getattr(op, "__dict__", None)
+    key = None if held is None else held.get(_KEY_SLOT)
+    if key is None:
+        cls = type(op)
+        key = (cls, _cost_fields(cls)(op))
+        if held is not None:
+            held[_KEY_SLOT] = key
+    return key
 
 
 @functools.lru_cache(maxsize=256)

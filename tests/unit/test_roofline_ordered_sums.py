@@ -100,3 +100,17 @@ def test_many_columns_flop_equals_the_numpy_sum():
     want = functools.reduce(np.add, [flops[id(c)] for c in costs], np.zeros(len(hardware)))
     assert_same(roofline._ordered_flop(*distinct, len(hardware)), want)
     assert_same(roofline.many_columns(graph, hardware, CostOptions())["flop"], want)
+
+
+def test_an_ops_kept_cost_key_is_its_fresh_key_and_leaves_the_op_alone():
+    import dataclasses
+    import pickle
+
+    op = archsim.zoo.resnet18(batch=2, dtype="fp16").ops[0]
+    twin = dataclasses.replace(op, name="twin")
+    key = roofline._op_key(op)
+    assert roofline._op_key(op) is key  # kept on the op
+    assert key == roofline._op_key(twin) == (type(op), roofline._cost_fields(type(op))(op))
+    assert op == dataclasses.replace(op) and repr(op) == repr(dataclasses.replace(op))
+    assert hash(op) == hash(dataclasses.replace(op))
+    assert roofline._op_key(pickle.loads(pickle.dumps(op))) == key
