@@ -245,14 +245,14 @@ def _ordered_totals(costs: list[CostArrays], distinct: list[CostArrays],
     else:
         keys = list(dict.fromkeys(itertools.chain.from_iterable(breakdowns)))
         shared = [k for k in keys if all(k in b for b in breakdowns)]
-    block = gathered_sums([[c.latency_s for c in distinct], *[[b[k] for b in breakdowns] for k in shared]],
-                          order)
-    if block is None:
+    totals = gathered_sums([[c.latency_s for c in distinct], *[[b[k] for b in breakdowns] for k in shared]],
+                           order)
+    if totals is None:
         return None
-    sums = dict(zip(shared, block[1:], strict=True))
+    sums = dict(zip(shared, totals[1:], strict=True))
     energy = {k: sums[k] if k in sums else
               _running_sum([c.energy_breakdown_j[k] for c in costs if k in c.energy_breakdown_j]) for k in keys}
-    return block[0], energy
+    return totals[0], energy
 
 
 def _meta(hardware: Any, options: CostOptions, overlap: bool) -> dict[str, Any]:
@@ -349,6 +349,10 @@ def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
         kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
+    # The compiled sums' module is loaded before the costs' large arrays are made: memory it keeps
+    # for the process then sits below them, not among them (where it changed how the C allocator
+    # reuses their freed memory from one call to the next, refaulting pages in sweeps).
+    import archsim.engines.ordered_sums  # noqa: F401
     ops, costs, total, energy, _, distinct = _run(work, list(hardware), options, overlap, compiled=True)
     zero = np.zeros(len(hardware))
     energy_j = added_in_order([zero, *energy.values()])
