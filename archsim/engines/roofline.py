@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import itertools
 import operator
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -349,11 +350,10 @@ def many_columns(work: Any, hardware: Sequence[Any], options: CostOptions,
         kinds = {getattr(h, "kind", type(h).__name__) for h in hardware}
     if len(kinds) != 1:
         raise EngineError(f"estimate_many needs hardware of one kind, got {sorted(kinds)}")
-    # The compiled sums' module is loaded before the costs' large arrays are made: memory it keeps
-    # for the process then sits below them, not among them (where it changed how the C allocator
-    # reuses their freed memory from one call to the next, refaulting pages in sweeps).
-    import archsim.engines.ordered_sums  # noqa: F401
-    ops, costs, total, energy, _, distinct = _run(work, list(hardware), options, overlap, compiled=True)
+    # The compiled sums once their module is loaded (archsim.engines._many_with_software loads it
+    # after a first call; the sums are the same floats either way).
+    compiled = "archsim.engines.ordered_sums" in sys.modules
+    ops, costs, total, energy, _, distinct = _run(work, list(hardware), options, overlap, compiled=compiled)
     zero = np.zeros(len(hardware))
     energy_j = added_in_order([zero, *energy.values()])
     movement = added_in_order([zero, *[v for k, v in energy.items()

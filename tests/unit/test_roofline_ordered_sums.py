@@ -121,3 +121,14 @@ def test_an_ops_kept_cost_key_is_its_fresh_key_and_leaves_the_op_alone():
     assert op == dataclasses.replace(op) and repr(op) == repr(dataclasses.replace(op))
     assert hash(op) == hash(dataclasses.replace(op))
     assert roofline._op_key(pickle.loads(pickle.dumps(op))) == key
+
+
+def test_many_columns_with_the_compiled_sums_equal_numpys(monkeypatch):
+    # The first call of a process sums with numpy (the module loads after it), later ones compiled.
+    graph = archsim.zoo.bert_base(batch=2, dtype="fp16")
+    gpu = archsim.load_preset("gpu/v100-sxm2-16gb")
+    hardware = [gpu.model_copy(update={"sm_count": s}) for s in (40, 64, 80)]
+    compiled = roofline.many_columns(graph, hardware, CostOptions())
+    monkeypatch.setattr(roofline, "_ordered_totals", lambda *args: None)
+    monkeypatch.setattr(roofline, "_ordered_flop", lambda *args: None)
+    assert_same(roofline.many_columns(graph, hardware, CostOptions()), compiled)
