@@ -132,3 +132,19 @@ def test_many_columns_with_the_compiled_sums_equal_numpys(monkeypatch):
     monkeypatch.setattr(roofline, "_ordered_totals", lambda *args: None)
     monkeypatch.setattr(roofline, "_ordered_flop", lambda *args: None)
     assert_same(roofline.many_columns(graph, hardware, CostOptions()), compiled)
+
+
+def test_a_single_estimate_leaves_the_compiled_sums_unloaded():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, archsim\n"
+            "gpu = archsim.load_preset('gpu/v100-sxm2-16gb')\n"
+            "archsim.estimate(archsim.zoo.resnet18(batch=2, dtype='fp16'), gpu)\n"
+            "archsim.estimate(archsim.zoo.resnet18(batch=2, dtype='fp16'), gpu, overlap=True)\n"
+            "print('archsim.engines.ordered_sums' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(archsim.__file__).parents[1])}).stdout
+    assert out.strip() == "False"
