@@ -411,6 +411,8 @@ def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndar
         if together is not None and together.size == 1 and together.nd <= len(shape):
             return np.concatenate(terms, axis=None, dtype=np.float64).reshape(len(terms), 1)
     table = np.empty((len(terms), flat.size))
+    if _gather_compiled(terms, shape, flat, table):
+        return table
     cols = None
     for i, term in enumerate(terms):
         term = np.asarray(term)
@@ -423,3 +425,20 @@ def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndar
         else:
             table[i] = np.broadcast_to(term, shape).reshape(-1).take(flat)
     return table
+
+
+def _gather_compiled(terms: tuple[Any, ...], shape: tuple[int, ...], flat: np.ndarray, table: np.ndarray) -> bool:
+    """:func:`_gather` into ``table`` by one compiled copy (:func:`archsim.energy.governor.gather`)
+    where every term is a C-contiguous float64 array of the block's 2-d shape or of its points (the
+    last axis), at :data:`INPLACE_MIN` entries or more; returns whether it did (else nothing written)."""
+    if len(shape) != 2 or math.prod(shape) < INPLACE_MIN or flat.dtype != np.int64:
+        return False
+    points = [i for i, term in enumerate(terms) if _c_float64((term,), shape[-1:])]
+    block = [i for i, term in enumerate(terms) if _c_float64((term,), shape)]
+    if not points or not block or len(points) + len(block) != len(terms):
+        return False
+    from archsim.energy import governor  # numba: the governor's module, imported by the caller already
+
+    governor.gather(flat, tuple(terms[i] for i in points), np.array(points, dtype=np.int64),
+                    tuple(terms[i].reshape(-1) for i in block), np.array(block, dtype=np.int64), table)
+    return True
