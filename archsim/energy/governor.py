@@ -72,14 +72,14 @@ def bisect(terms, steps, cube):  # pragma: no cover - numba
 @njit(cache=True, error_model="numpy")
 def gather(flat, points, at_points, block, at_block, table):  # pragma: no cover - numba
     """Fill the term table's columns (:func:`bisect`) of the (op, point) entries ``flat`` (flat indices
-    of an (ops, H) block, op-major): row ``at_points[i]`` from ``points[i]`` (H,) at each entry's
-    point (``flat % H``), row ``at_block[i]`` from ``block[i]`` (flat, the block's entries) at the
-    entry itself. The values are copied, not computed."""
-    h = points[0].shape[0]
+    of an (ops, H) block, op-major): row ``at_points[i]`` from ``points[i]`` (a (terms, H) table) at
+    each entry's point (``flat % H``), row ``at_block[i]`` from ``block[i]`` (a tuple of flat arrays
+    of the block's entries) at the entry itself. The values are copied, not computed."""
+    h = points.shape[1]
     cols = np.empty(flat.shape[0], dtype=np.int64)
     for c in range(flat.shape[0]):
         cols[c] = flat[c] % h
-    for i in range(len(points)):
+    for i in range(points.shape[0]):
         src = points[i]
         row = table[at_points[i]]
         for c in range(flat.shape[0]):

@@ -65,3 +65,16 @@ def test_other_terms_take_the_numpy_gather(monkeypatch, odd):
     flat = np.flatnonzero(rng.random(shape) < 0.4)
     assert not dvfs._gather_compiled(tuple(terms), shape, flat, np.empty((len(terms), flat.size)))
     assert dvfs._gather(tuple(terms), shape, flat).tobytes() == _numpy_gather(terms, shape, flat).tobytes()
+
+
+@pytest.mark.parametrize("frozen", ["points", "block"])
+def test_read_only_terms(monkeypatch, frozen):
+    rng = np.random.default_rng(2)
+    shape = (5, 40)
+    terms = [rng.uniform(size=shape), rng.uniform(size=shape[-1:]), rng.uniform(size=shape[-1:])]
+    terms[1 if frozen == "points" else 0].flags.writeable = False
+    monkeypatch.setattr(dvfs, "INPLACE_MIN", 1)
+    flat = np.flatnonzero(rng.random(shape) < 0.5)
+    table = np.empty((len(terms), flat.size))
+    assert dvfs._gather_compiled(tuple(terms), shape, flat, table) == (frozen == "points")
+    assert dvfs._gather(tuple(terms), shape, flat).tobytes() == _numpy_gather(terms, shape, flat).tobytes()
