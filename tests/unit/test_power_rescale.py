@@ -149,3 +149,22 @@ def test_blocks_the_pass_does_not_take(pack):
         assert not ran
         for a, b in zip(got, want, strict=True):
             assert_same(a, b)
+
+
+def test_costs_whose_kept_arrays_are_not_their_rows(pack):
+    # A float32 off-chip energy and time: the kept block is float64 rows the outputs are cut from (not
+    # the costs' own arrays), read by the compiled pass and never written into.
+    costs = [gpu_cost.cost(op, pack) for op in OPS]
+    first = costs[0]
+    odd = CostArrays.from_fields({**vars(first), "energy_breakdown_j": {
+        k: (v.astype(np.float32) if k in power.OFFCHIP else v * 1e4) for k, v in first.energy_breakdown_j.items()},
+        "time_by_unit_s": {k: (v.astype(np.float32) if not power._clocked(k) else v)
+                           for k, v in first.time_by_unit_s.items()}})
+    costs[0] = odd
+    assert not power._alone(costs, [1] * len(costs), pack.n, [k for k in power.OFFCHIP
+                                                              if k in odd.energy_breakdown_j],
+                            [k for k in odd.time_by_unit_s if not power._clocked(k)])
+    got, want, ran = _both(costs, pack)
+    assert ran
+    for a, b in zip(got, want, strict=True):
+        assert_same(a, b)
