@@ -18,8 +18,11 @@ The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
 key ``power`` holds the op's kernel time and its bound reads ``power``.
 
 The arithmetic is numpy's over (ops, points) arrays: the costs' arrays stacked into one block,
-written into where large (:func:`archsim.energy.dvfs.writer`); one op at one point (a lone
-estimate) runs the same operations in Python floats (:func:`_point`), with the same bits.
+written into where large (:func:`archsim.energy.dvfs.writer`); on a large block everything after the
+governor (step 3, the average power and the limited time) is one compiled pass
+(:func:`archsim.energy.clocked.rescale`, :func:`_rescaled`) with the same operations in the same
+order; one op at one point (a lone estimate) runs them in Python floats (:func:`_point`), with the
+same bits.
 
 Instruction counts are first-order: a vector FMA warp instruction does 2 x warp_size FLOP, a
 Tensor Core warp MMA ``tensor_core.flop_per_instruction`` (the issued SASS instruction), a global load or store moves
