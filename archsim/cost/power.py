@@ -18,8 +18,11 @@ The op gets ``extra["clock_hz"]``, ``extra["power_w"]`` (its average power) and
 key ``power`` holds the op's kernel time and its bound reads ``power``.
 
 The arithmetic is numpy's over (ops, points) arrays: the costs' arrays stacked into one block,
-written into where large (:func:`archsim.energy.dvfs.writer`); one op at one point (a lone
-estimate) runs the same operations in Python floats (:func:`_point`), with the same bits.
+written into where large (:func:`archsim.energy.dvfs.writer`); on a large block everything after the
+governor (step 3, the average power and the limited time) is one compiled pass
+(:func:`archsim.energy.clocked.rescale`, :func:`_rescaled`) with the same operations in the same
+order; one op at one point (a lone estimate) runs them in Python floats (:func:`_point`), with the
+same bits.
 
 Instruction counts are first-order: a vector FMA warp instruction does 2 x warp_size FLOP, a
 Tensor Core warp MMA ``tensor_core.flop_per_instruction`` (the issued SASS instruction), a global load or store moves
@@ -41,6 +44,7 @@ from archsim.cost.types import CostArrays
 from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time
 from archsim.energy.dvfs import (
     INPLACE_MIN,
+    c_float64,
     float_maximum,
     nominal_or_governed,
     point_clocked_power,
@@ -354,62 +358,79 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
     # (Not at one point of several ops: there numpy's power would run over the ops with the leakage
     # exponent as a scalar, 2 and 0.5 taken as a square and a square root, not over the points.)
     nominal = ratio is None and nominal_s.shape == latency.shape and (latency.ndim == 1 or latency.shape[-1] > 1)
-    if nominal:
-        ratio = where(np.ones(np.shape(terms.nominal_hz)), 1.0)
-        lat = where(into(np.add, latency, into(np.subtract, nominal_s, nominal_s, nominal_s), nominal_s), latency)
+    rescaled = None
+    if every and spare.enabled and (nominal or ratio is not None) and latency.shape[-1] > 1:
+        # The terms' temporaries, the nominal latency and times and the kept block (where the costs'
+        # own arrays go back) are read by the kernel only, each entry before it writes the entry: its
+        # outputs may be written into them.
+        read = [*[a for a in (onchip, offchip) if a is not iface], excess, nominal_s, latency, fixed, got,
+                *[a for a, own in ((clock_s, n_clk != 1), (memory_s, len(unclocked) != 1)) if own],
+                *(kept if alone else ())]
+        rescaled = _rescaled(terms, p, ratio, nominal_s, (latency, issue, noc, iface),
+                             (work[:n_on], clocked0, kept[:len(offchip_keys)]), (ekeys, onchip_keys, offchip_keys),
+                             gpu, spare, read)
+    if rescaled is not None:
+        lat, clock_hz, power_w, limited, power_s, energy = rescaled
+        times = {"power": power_s}
+        divided = dict(zip(clocked_keys, clocked0, strict=True))
+        times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys if k not in alone_t})
     else:
-        if ratio is None:
-            ratio = np.ones(np.broadcast(terms.clock_s, p.power_limit_w).shape)
-        ratio = where(ratio, 1.0)
-        if nominal_s.shape != np.shape(ratio):
-            nominal_s = op_time(terms, np.ones_like(ratio))
-        lat = op_time(terms, ratio)
-        lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
-        spare.give(nominal_s)
-    # The terms' temporaries the rest does not read (the clock's powers read none of them).
-    spare.give(*[a for a in (onchip, offchip) if a is not iface], excess)
-    spare.give(*[a for a, own in ((clock_s, n_clk != 1), (memory_s, len(unclocked) != 1)) if own])
-    # The constant powers at the governed clock (the time and energy terms of op_power are not
-    # needed here: the energies are scaled below and the time is ``lat``).
-    watts = clocked_power(terms, ratio)
-    # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
-    # the governor or set by the user, runs them at V(f)^2 / v_max^2.
-    scale = where(watts.v2, 1.0)
-    energy = dict(zip(onchip_keys, _each(np.multiply, work[:n_on], scale), strict=True))
-    energy = {k: (offchip0[k] if k in OFFCHIP else energy[k]) for k in ekeys if k not in NOT_POWER_MODEL}
-    energy["issue"] = where(into(np.multiply, issue, scale, issue), 0.0)
-    if gpu:
-        energy["noc"] = where(into(np.multiply, noc, scale, noc), 0.0)
-    # The memory interface: its per-byte energy and its PHYs' standing power over the op.
-    phy = into(np.multiply, p.phy_power_w, lat, spare.take())
-    energy["dram_interface"] = where(into(np.add, iface, phy, phy), 0.0)
-    spare.give(iface)
-    board = into(np.subtract, watts.board_w, p.phy_power_w, watts.board_w)
-    static0 = 0.0 if every or "static" not in ekeys else (
-        energies[0]["static"] if lone else _rows(column(energies, "static"), total_rows))
-    energy["static"] = where(into(np.multiply, board, lat, spare.own(board, lat)), static0)
-    energy["leakage"] = where(into(np.multiply, watts.leakage_w, lat, spare.own(watts.leakage_w, lat)), 0.0)
-    energy["clock"] = where(into(np.multiply, watts.clock_w, lat, spare.own(watts.clock_w, lat)), 0.0)
-    total = _sum(list(energy.values()), out=spare.take())
-    power_w = np.divide(total, lat, out=spare.zeros(lat), where=lat > 0)
-    if all(total is not v for v in energy.values()):
-        spare.give(total)
-    if alone:  # the kept block is read no more (the costs' own arrays go back)
-        spare.give(*kept)
-    lengthened = lat > into(np.multiply, latency, 1.0 + 1e-12, latency)
-    spare.give(latency)
-    if lat.size < INPLACE_MIN:
-        power_s = np.where(lengthened, lat - fixed, 0.0)
-    else:
-        power_s = np.subtract(lat, fixed, out=spare.zeros(lat), where=lengthened)
-    times = {"power": power_s}
-    divided = dict(zip(clocked_keys, _each(np.divide, work[n_on:n_on + n_clk], ratio), strict=True))
-    times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys if k not in alone_t})
-    clock_hz = watts.clock_hz  # p.clock_hz * ratio
-    if nominal:  # the points' clocks, one row per op; none of them limited
-        clock_hz, limited = spare.copy(clock_hz, lat), spare.zeros(lat)
-    else:
-        limited = (ratio < 1.0).astype(np.float64)
+        if nominal:
+            ratio = where(np.ones(np.shape(terms.nominal_hz)), 1.0)
+            lat = where(into(np.add, latency, into(np.subtract, nominal_s, nominal_s, nominal_s), nominal_s), latency)
+        else:
+            if ratio is None:
+                ratio = np.ones(np.broadcast(terms.clock_s, p.power_limit_w).shape)
+            ratio = where(ratio, 1.0)
+            if nominal_s.shape != np.shape(ratio):
+                nominal_s = op_time(terms, np.ones_like(ratio))
+            lat = op_time(terms, ratio)
+            lat = where(into(np.add, latency, into(np.subtract, lat, nominal_s, lat), lat), latency)
+            spare.give(nominal_s)
+        # The terms' temporaries the rest does not read (the clock's powers read none of them).
+        spare.give(*[a for a in (onchip, offchip) if a is not iface], excess)
+        spare.give(*[a for a, own in ((clock_s, n_clk != 1), (memory_s, len(unclocked) != 1)) if own])
+        # The constant powers at the governed clock (the time and energy terms of op_power are not
+        # needed here: the energies are scaled below and the time is ``lat``).
+        watts = clocked_power(terms, ratio)
+        # The energy tables hold energies at v_max (the presets' boost clock): a lower clock, chosen by
+        # the governor or set by the user, runs them at V(f)^2 / v_max^2.
+        scale = where(watts.v2, 1.0)
+        energy = dict(zip(onchip_keys, _each(np.multiply, work[:n_on], scale), strict=True))
+        energy = {k: (offchip0[k] if k in OFFCHIP else energy[k]) for k in ekeys if k not in NOT_POWER_MODEL}
+        energy["issue"] = where(into(np.multiply, issue, scale, issue), 0.0)
+        if gpu:
+            energy["noc"] = where(into(np.multiply, noc, scale, noc), 0.0)
+        # The memory interface: its per-byte energy and its PHYs' standing power over the op.
+        phy = into(np.multiply, p.phy_power_w, lat, spare.take())
+        energy["dram_interface"] = where(into(np.add, iface, phy, phy), 0.0)
+        spare.give(iface)
+        board = into(np.subtract, watts.board_w, p.phy_power_w, watts.board_w)
+        static0 = 0.0 if every or "static" not in ekeys else (
+            energies[0]["static"] if lone else _rows(column(energies, "static"), total_rows))
+        energy["static"] = where(into(np.multiply, board, lat, spare.own(board, lat)), static0)
+        energy["leakage"] = where(into(np.multiply, watts.leakage_w, lat, spare.own(watts.leakage_w, lat)), 0.0)
+        energy["clock"] = where(into(np.multiply, watts.clock_w, lat, spare.own(watts.clock_w, lat)), 0.0)
+        total = _sum(list(energy.values()), out=spare.take())
+        power_w = np.divide(total, lat, out=spare.zeros(lat), where=lat > 0)
+        if all(total is not v for v in energy.values()):
+            spare.give(total)
+        if alone:  # the kept block is read no more (the costs' own arrays go back)
+            spare.give(*kept)
+        lengthened = lat > into(np.multiply, latency, 1.0 + 1e-12, latency)
+        spare.give(latency)
+        if lat.size < INPLACE_MIN:
+            power_s = np.where(lengthened, lat - fixed, 0.0)
+        else:
+            power_s = np.subtract(lat, fixed, out=spare.zeros(lat), where=lengthened)
+        times = {"power": power_s}
+        divided = dict(zip(clocked_keys, _each(np.divide, work[n_on:n_on + n_clk], ratio), strict=True))
+        times.update({k: (divided[k] if k in divided else times0[k]) for k in tkeys if k not in alone_t})
+        clock_hz = watts.clock_hz  # p.clock_hz * ratio
+        if nominal:  # the points' clocks, one row per op; none of them limited
+            clock_hz, limited = spare.copy(clock_hz, lat), spare.zeros(lat)
+        else:
+            limited = (ratio < 1.0).astype(np.float64)
     # Each (ops, points) array as its list of per-op row views (what ``a[i]`` gives), cut once; a
     # cost stacking g ops gets its g rows as one flat view (g x points values, op-major).
     if lone:
@@ -438,6 +459,80 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
         extra = {**c.extra, **dict(zip(EXTRA_KEYS, (clock_i, power_i, limited_i), strict=True))}
         out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))
+    return out
+
+
+def _rescaled(t: PowerTerms, p: Any, ratio: np.ndarray | None, nominal_s: np.ndarray,
+              entries: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+              rows: tuple[Any, Any, Any], keys: tuple[list[str], list[str], list[str]], gpu: bool,
+              spare: Spare, read: list[np.ndarray]) -> tuple[Any, ...] | None:
+    """:func:`apply`'s arithmetic after the governor over a large block in one compiled pass
+    (:func:`archsim.energy.clocked.rescale`, the same floats): the latency (s), the clock (Hz), the
+    average power (W), the power-limited flag, the power-limited time (s) and the energy dict (J, in
+    :func:`apply`'s order), each of the block's shape.
+
+    ``ratio``: the governed ratios (``None``: 1 everywhere); ``entries``: the nominal latency (s),
+    the issue, on-chip network and memory interface energies (J); ``rows``: the block's on-chip
+    energy rows (scaled in place), clocked time rows (divided in place) and off-chip energy rows
+    (``keys``: the energies' keys in their order, the on-chip and the off-chip energies' keys).
+    ``read``: arrays the kernel reads and may write into (given to ``spare`` once it runs). ``None``
+    (nothing given, nothing written: the numpy passes then) unless the rows are C-contiguous slices
+    of a block, every per-(op, point) array is a C-contiguous float64 array of the block's shape and
+    every per-point one of the points."""
+    latency, issue, noc, iface = entries
+    ekeys, onchip_keys, offchip_keys = keys
+    shape, size = latency.shape, latency.size
+    if not all(type(r) is np.ndarray and r.flags.c_contiguous and r.dtype == np.float64 and r.shape[1:] == shape
+               for r in rows if len(r)):
+        return None
+    c = t.curve
+    points = (t.nominal_hz, c.knee_hz, (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz), c.v_min, c.v_max, c.vmax_hz,
+              t.clock_w, t.board_w, p.phy_power_w, t.leakage_exponent)
+    block = (latency, nominal_s, t.fixed_s, t.clock_s, t.memory_s, t.excess_s, t.leakage_w, issue, noc, iface,
+             *(() if ratio is None else (ratio,)))
+    if not (c_float64(points, shape[-1:]) and c_float64(block, shape)):
+        return None
+    from archsim.energy import clocked  # numba: imported for large blocks only
+
+    table = np.stack(points)  # the rows of clocked.POINTS, one (writable) array of one type
+
+    flat = np.empty(0) if ratio is None else ratio.reshape(-1)
+    # V(f) / v_max where numpy's power is needed (the entries off the ratio 1, then the points at it).
+    governed = int(np.count_nonzero(flat != 1.0))
+    rel, n, at = np.empty(governed + shape[-1]), np.empty(governed + shape[-1]), np.empty(governed, dtype=np.int64)
+    clocked.voltage_ratios(flat, table, rel, n, at)
+    leak = rel ** n
+    on = {key: i for i, key in enumerate(onchip_keys)}
+    off = {key: i for i, key in enumerate(offchip_keys)}
+    codes = {key: (clocked.ROWS + len(on) + off[key] if key in OFFCHIP else clocked.ROWS + on[key])
+             for key in ekeys if key not in NOT_POWER_MODEL}
+    codes.update({"issue": clocked.ISSUE, **({"noc": clocked.NOC} if gpu else {}), "dram_interface": clocked.INTERFACE,
+                  "static": clocked.STATIC, "leakage": clocked.LEAKAGE, "clock": clocked.CLOCK})
+    spare.give(*read)
+    lat, clock_hz, power_w, limited, power_s, static, leakage, clock = _outputs(spare, shape, 8)
+    onchip, clock_rows, offchip = (r.reshape(len(r), size) if len(r) else np.empty((0, size)) for r in rows)
+    clocked.rescale(flat, *[a.reshape(-1) for a in block[:10]], table, leak, at, onchip, clock_rows, offchip,
+                    np.array(list(codes.values()), dtype=np.int64),
+                    *[a.reshape(-1) for a in (lat, clock_hz, power_w, limited, power_s, static, leakage, clock)])
+    added = (issue, noc, iface, static, leakage, clock)  # in the order of clocked.ISSUE .. clocked.CLOCK
+    energy = {key: (added[code] if code < clocked.ROWS else
+                    rows[2][code - clocked.ROWS - len(on)] if key in OFFCHIP else rows[0][code - clocked.ROWS])
+              for key, code in codes.items()}
+    return lat, clock_hz, power_w, limited, power_s, energy
+
+
+def _outputs(spare: Spare, shape: tuple[int, ...], k: int) -> list[np.ndarray]:
+    """``k`` distinct C-contiguous float64 arrays of ``shape`` to write into: the spare ones of that
+    shape first, then new ones."""
+    out: list[np.ndarray] = []
+    seen: set[int] = set()
+    while len(out) < k:
+        a = spare.take()
+        if a is None:
+            out.append(np.empty(shape))
+        elif id(a) not in seen and a.shape == shape and a.flags.c_contiguous and a.dtype == np.float64:
+            seen.add(id(a))
+            out.append(a)
     return out
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 __all__ = ["VFCurve", "PowerTerms", "ClockedPower", "voltage", "op_time", "clocked_power", "op_power", "total_power",
            "solve_clock", "governed", "nominal_or_governed", "writer", "INPLACE_MIN", "point_time",
-           "point_clocked_power", "point_governed", "float_maximum"]
+           "point_clocked_power", "point_governed", "float_maximum", "c_float64"]
 
 BISECTION_STEPS = 20
 """Halvings of the clock interval: 2^-20 of the nominal clock is ~1.5 kHz at 1.5 GHz."""
@@ -186,7 +186,7 @@ def _fused_clock_factors(t: PowerTerms, ratio: np.ndarray) -> tuple[np.ndarray, 
     h = ratio.shape[-1]
     points = [t.nominal_hz, c.knee_hz, (c.v_max - c.v_min) / (c.vmax_hz - c.knee_hz), c.v_min, c.v_max, c.vmax_hz,
               t.clock_w, t.board_w]
-    if not _c_float64(points, (h,)):
+    if not c_float64(points, (h,)):
         return None
     from archsim.energy import nominal  # numba: imported for large blocks only
 
@@ -292,7 +292,7 @@ def _nominal_power(t: PowerTerms, scratch: Sequence[np.ndarray | None] = ()) -> 
     return into(np.add, total, into(np.multiply, t.offchip_j, inv, inv), total), time
 
 
-def _c_float64(arrays: Sequence[Any], shape: tuple[int, ...]) -> bool:
+def c_float64(arrays: Sequence[Any], shape: tuple[int, ...]) -> bool:
     """Whether each of ``arrays`` is a C-contiguous float64 numpy array of ``shape`` (what the
     compiled passes of :mod:`archsim.energy.nominal` read and write flat)."""
     return all(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == shape and a.flags.c_contiguous
@@ -321,15 +321,15 @@ def _fused_nominal_power(t: PowerTerms, ratio: np.ndarray,
     if not shape or shape[-1] != h or h == 0:
         return None
     terms = [getattr(t, name) for name in _BLOCK_TERMS]
-    if not _c_float64(terms, shape):
+    if not c_float64(terms, shape):
         return None
     _, v2, leak, board, clock = _clock_factors(t, ratio)
     factors = (board, clock, v2, leak)
-    if not _c_float64(factors, (h,)):
+    if not c_float64(factors, (h,)):
         return None
     from archsim.energy import nominal  # numba: imported for large blocks only
 
-    if out is None or not _c_float64((out,), shape):
+    if out is None or not c_float64((out,), shape):
         out = np.empty(shape)
     time = np.empty(shape)
     nominal.nominal_power(*[a.reshape(-1) for a in terms], *factors, out.reshape(-1), time.reshape(-1))
@@ -411,6 +411,8 @@ def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndar
         if together is not None and together.size == 1 and together.nd <= len(shape):
             return np.concatenate(terms, axis=None, dtype=np.float64).reshape(len(terms), 1)
     table = np.empty((len(terms), flat.size))
+    if _gather_compiled(terms, shape, flat, table):
+        return table
     cols = None
     for i, term in enumerate(terms):
         term = np.asarray(term)
@@ -423,3 +425,22 @@ def _gather(terms: tuple[np.ndarray, ...], shape: tuple[int, ...], flat: np.ndar
         else:
             table[i] = np.broadcast_to(term, shape).reshape(-1).take(flat)
     return table
+
+
+def _gather_compiled(terms: tuple[Any, ...], shape: tuple[int, ...], flat: np.ndarray, table: np.ndarray) -> bool:
+    """:func:`_gather` into ``table`` by one compiled copy (:func:`archsim.energy.governor.gather`)
+    where every term is a C-contiguous float64 array of the block's 2-d shape (writable: of one array
+    type) or of its points (the last axis), at :data:`INPLACE_MIN` entries or more; returns whether
+    it did (else nothing written)."""
+    if len(shape) != 2 or math.prod(shape) < INPLACE_MIN or flat.dtype != np.int64:
+        return False
+    points = [i for i, term in enumerate(terms) if c_float64((term,), shape[-1:])]
+    block = [i for i, term in enumerate(terms) if c_float64((term,), shape) and term.flags.writeable]
+    if not points or not block or len(points) + len(block) != len(terms):
+        return False
+    from archsim.energy import governor  # numba: the governor's module, imported by the caller already
+
+    # The per-point terms as one table (a copy: of one array type, read-only terms or not).
+    governor.gather(flat, np.stack([terms[i] for i in points]), np.array(points, dtype=np.int64),
+                    tuple(terms[i].reshape(-1) for i in block), np.array(block, dtype=np.int64), table)
+    return True

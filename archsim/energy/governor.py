@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["TERMS", "bisect"]
+__all__ = ["TERMS", "bisect", "gather"]
 
 TERMS = ("lo", "vmin", "slope", "f0", "knee", "vmax", "fixed", "clock_s", "memory_s", "excess", "board", "leak",
          "clk", "onchip", "offchip", "limit", "n")
@@ -67,3 +67,25 @@ def bisect(terms, steps, cube):  # pragma: no cover - numba
             lo[i] = mid if fits else lo[i]
             hi[i] = hi[i] if fits else mid
     return lo
+
+
+@njit(cache=True, error_model="numpy")
+def gather(flat, points, at_points, block, at_block, table):  # pragma: no cover - numba
+    """Fill the term table's columns (:func:`bisect`) of the (op, point) entries ``flat`` (flat indices
+    of an (ops, H) block, op-major): row ``at_points[i]`` from ``points[i]`` (a (terms, H) table) at
+    each entry's point (``flat % H``), row ``at_block[i]`` from ``block[i]`` (a tuple of flat arrays
+    of the block's entries) at the entry itself. The values are copied, not computed."""
+    h = points.shape[1]
+    cols = np.empty(flat.shape[0], dtype=np.int64)
+    for c in range(flat.shape[0]):
+        cols[c] = flat[c] % h
+    for i in range(points.shape[0]):
+        src = points[i]
+        row = table[at_points[i]]
+        for c in range(flat.shape[0]):
+            row[c] = src[cols[c]]
+    for i in range(len(block)):
+        src = block[i]
+        row = table[at_block[i]]
+        for c in range(flat.shape[0]):
+            row[c] = src[flat[c]]
