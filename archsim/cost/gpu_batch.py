@@ -832,28 +832,40 @@ class _Writable:
 def _sole_arrays(c: CostArrays) -> frozenset[int]:
     """The ids of the writeable arrays of ``c`` whose memory overlaps no other array's of ``c`` (an
     array that two fields hold, or that views another's memory, is written by neither), each
-    viewing memory an array owns (not a buffer of another kind of object)."""
+    viewing memory an array owns (not a buffer of another kind of object). Only arrays that view
+    the memory of one owner are compared, by the bytes they span."""
     arrays = [v for v in c.__dict__.values() if isinstance(v, np.ndarray)]
     arrays += [x for v in c.__dict__.values() if isinstance(v, dict) for x in v.values()]
+    by_owner: dict[int, list[int]] = {}
+    foreign = set()
+    for i, x in enumerate(arrays):
+        while isinstance(x.base, np.ndarray):
+            x = x.base
+        if x.base is not None:  # memory of another kind of object: never written
+            foreign.add(i)
+        by_owner.setdefault(id(x), []).append(i)
     shared: set[int] = set()
-    run: list[int] = []  # arrays whose spans chain into one another, by where they start
+    for members in by_owner.values():
+        if len(members) > 1:
+            shared.update(_overlapping([arrays[i] for i in members], members))
+    return frozenset(id(x) for i, x in enumerate(arrays)
+                     if i not in shared and i not in foreign and x.flags.writeable)
+
+
+def _overlapping(arrays: list[np.ndarray], ids: list[int]) -> set[int]:
+    """The ``ids`` of the ``arrays`` whose bytes overlap another's (with its chain of overlapping
+    neighbours, by where they start)."""
+    shared: set[int] = set()
+    run: list[int] = []
     end = -1
-    for lo, hi, i in sorted((*byte_bounds(x), i) for i, x in enumerate(arrays)):
+    for lo, hi, i in sorted((*byte_bounds(x), i) for x, i in zip(arrays, ids, strict=True)):
         if lo >= end:
             run = []
         run.append(i)
-        if len(run) > 1:  # overlaps an array of the run: all of them left out
+        if len(run) > 1:
             shared.update(run)
         end = max(end, hi)
-    return frozenset(id(x) for i, x in enumerate(arrays)
-                     if i not in shared and x.flags.writeable and _owned(x))
-
-
-def _owned(x: np.ndarray) -> bool:
-    """Whether ``x`` views (or is) an array that owns its memory."""
-    while isinstance(x.base, np.ndarray):
-        x = x.base
-    return x.base is None
+    return shared
 
 
 _F64 = np.dtype(np.float64)
