@@ -49,6 +49,18 @@ def test_many_point_costs_equal_the_one_op_path(assert_costs_equal, points):
         assert list(c.extra) == list(want.extra)
 
 
+def test_row_sums_leave_what_later_calls_read_as_it_was(assert_costs_equal):
+    # The sums write over their kernels' rows: nothing a later call reads (the parameter pack and
+    # what is kept on it and on the ops) may change.
+    p = _pack(150)
+    graph_ops = [*dict.fromkeys(zoo.resnet50(batch=2, dtype="fp16").ops)]
+    first = gpu_batch.governed_many(graph_ops, p)
+    for a, b in zip(first, gpu_batch.governed_many(graph_ops, p), strict=True):
+        assert_costs_equal(a, b)
+    for a, b in zip(gpu_batch.cost_many(graph_ops, p), gpu_batch.cost_many(graph_ops, _pack(150)), strict=True):
+        assert_costs_equal(a, b)
+
+
 def test_many_point_training_costs_equal_the_one_op_path(assert_costs_equal):
     # fp32 training: backward convolutions, no Tensor-Core transposes
     p = _pack(140)
