@@ -21,6 +21,14 @@ class's rows, and a convolution of one channel configuration is summed from its 
 the governed stacks are cut into ops once. The floats are those of cutting first, summing op by
 op (:func:`archsim.cost.common.sum_costs`) and governing each op: the same operations on each
 (op, point) in the same order.
+
+At more points (and in :func:`cost_many`) every op enters the power model on its own, and a
+convolution of one channel configuration with layout transposes or a Winograd candidate is summed
+from its kernels' rows too (:meth:`_Planner.run_sums`): its kernels run ahead of the other
+requests of their class, so that one kernel of the convolutions of one structure is one run of
+rows, and each field's sum is one numpy call per part for all of them, read from row views and
+written over the rows of the last kernel it adds (rows only that sum reads), without cutting the
+kernels into ops or allocating the sums anew; the sums are then cut into ops.
 """
 
 from __future__ import annotations
@@ -32,10 +40,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
-from archsim.cost.common import elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
+from archsim.cost.common import added_in_order, elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
 from archsim.cost.params import GPUParams, TiledGPUParams, _tile
 from archsim.cost.types import CostArrays, OpCost, _point_cost, stacked_at, stacked_rows
 
@@ -144,7 +153,13 @@ class _Planner:
         # (``stacked``: cost, requests) for the power model instead of being cut into ops.
         self.stack_finals = stack_finals
         self.stacked: list[tuple[CostArrays, list[Any]]] = []
-        self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows (stack_finals only)
+        self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows
+        # Without stack_finals, the kernels of row-summed convolutions (their parts) run ahead of the
+        # other requests of their class, grouped by their place in their convolution (every first
+        # transpose, every second, ..., every first Winograd transform, ...): the rows of one part of
+        # the convolutions of one structure are then one run of rows of a chunk, read as one view.
+        self._moved_streams: dict[tuple[bool, int], list[_Stream]] = {}
+        self._moved_gemms: list[_Gemm] = []
         self._autotune_any: bool | None = None
         self._sector: float | None = None
         self.traffic: list[_Traffic] = []
@@ -264,6 +279,7 @@ class _Planner:
         p = self.p
         prec, e = gc.derived(op, ("precision",), lambda: (precision_of(op), elem_bytes(op)))
         planned = []
+        first_stream, first_gemm = len(self.streams), len(self.gemms)
         if prec not in self._configs:
             self._configs[prec] = gc.precision_configs(p, prec)
         for mask, multiple, transposes in self._configs[prec]:
@@ -279,7 +295,9 @@ class _Planner:
                 for q in winograd or ():
                     q.opens = False
             planned.append((mask, algorithms, transfers))
-        if self.stack_finals and len(planned) == 1:
+        if len(planned) == 1 and (self.stack_finals or planned[0][1][1] is not None or planned[0][2]):
+            if not self.stack_finals:
+                self._move_parts(planned[0][2], first_stream, first_gemm)
             return self._stacked_conv(op, *planned[0])
 
         def build() -> CostArrays | _Autotuned:
@@ -313,6 +331,50 @@ class _Planner:
             w = _SumJob([*transfers, inner], kind, flop)
             self.jobs += [inner, w]
         return _Conv(mask, main, w, self.p.conv_autotune > 0)
+
+    def _move_parts(self, transfers: list[_Stream], first_stream: int, first_gemm: int) -> None:
+        """Moves the requests planned for one convolution since ``first_stream`` / ``first_gemm`` (its
+        kernels, summed from their rows) to the lists :meth:`run` puts ahead of the other requests."""
+        transfer = {id(q): i for i, q in enumerate(transfers)}
+        others = itertools.count()
+        for q in self.streams[first_stream:]:
+            place = (False, transfer[id(q)]) if id(q) in transfer else (True, next(others))
+            self._moved_streams.setdefault(place, []).append(q)
+        self._moved_gemms += self.gemms[first_gemm:]
+        del self.streams[first_stream:], self.gemms[first_gemm:]
+
+    def run_sums(self) -> None:
+        """Every :class:`_SumJob`'s cost (``result``, the jobs no other job reads) as
+        :func:`archsim.cost.common.sum_costs` of its parts' costs gives it, to the bit, without
+        cutting the parts into ops: the jobs of one structure (the same stacked costs at every part)
+        summed together, one numpy call per field and part, from row views of the parts' costs
+        where their rows are evenly spaced (:func:`_sum_views`); each result a row of the sums."""
+        h = self.p.n
+        read = {id(q) for job in self.jobs for q in job.parts}
+        uses: dict[int, int] = {}
+        for job in self.jobs:
+            for q in job.parts:
+                uses[id(q)] = uses.get(id(q), 0) + 1
+        free = _Writable(uses)
+        pending = list(self.jobs)
+        while pending:
+            ready = [j for j in pending if all(q.ref is not None for q in j.parts)]
+            if not ready:
+                raise RuntimeError("a convolution's stacked sum reads a part that was never costed")
+            pending = [j for j in pending if j.ref is None and j not in ready]
+            batches: dict[tuple[Any, ...], list[_SumJob]] = {}
+            for job in ready:
+                batches.setdefault((job.main, *(id(q.ref[0]) for q in job.parts)), []).append(job)
+            for jobs in batches.values():
+                stacked, g, rows = _sum_views(jobs, h, free)
+                for job, row in zip(jobs, rows, strict=True):
+                    job.ref = (stacked, row)
+                wanted = [i for i, job in enumerate(jobs) if id(job) not in read]
+                if wanted:
+                    per_op = {"kind": [jobs[i].kind for i in wanted], "flop": [jobs[i].flop for i in wanted]}
+                    cut = _split(stacked, g, h, [rows[i] for i in wanted], per_op)
+                    for i, result in zip(wanted, cut, strict=True):
+                        jobs[i].result = result
 
     def run_jobs(self) -> list[tuple[CostArrays, list[_SumJob]]]:
         """Every :class:`_SumJob` summed, those of one structure (the same stacked costs at every
@@ -377,6 +439,10 @@ class _Planner:
 
     # -- execution ------------------------------------------------------------------------------
     def run(self) -> None:
+        if self._moved_gemms:
+            self.streams[:0] = [q for place in sorted(self._moved_streams) for q in self._moved_streams[place]]
+            self.gemms[:0] = self._moved_gemms
+            self._moved_streams, self._moved_gemms = {}, []
         self._run_traffic()
         self._run_gemms()
         self._run_streams()
@@ -517,7 +583,8 @@ STACKED_SUM_POINTS = 128
 """Most hardware points at which :func:`governed_many` keeps stacked rows through the power model
 and sums convolutions' kernels row-stacked (:class:`_SumJob`): at a few points each op's arrays
 are a few numbers, and per-op numpy calls and dicts cost more than the numbers; at many points
-the op-by-op path reads row views without copying, which costs less than gathering the rows.
+the op-by-op path reads row views without copying, which costs less than gathering the rows
+(its convolutions' sums read views of their kernels' rows: :meth:`_Planner.run_sums`).
 The two cost the same near 160-190 points (ResNet-50, MobileNet-V2, BERT-base): the stacked path
 is 5-13 % faster at 48-128 points, 10-15 % slower from 192 and ~30 % slower at 1,000."""
 
@@ -561,15 +628,15 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
         return [c]
     n = g if whole else len(rows)
 
-    def cut(x: np.ndarray) -> Any:
-        table = x.reshape(g, h)
+    def cut(x: np.ndarray | list[np.ndarray]) -> Any:
+        table = x if type(x) is list else x.reshape(g, h)  # a list: one array per op
         return table if whole else [table[i] for i in rows]
 
     names: list[str] = []
     columns: list[Any] = []
     for name, v in c.__dict__.items():
         names.append(name)
-        if isinstance(v, np.ndarray):
+        if isinstance(v, (np.ndarray, list)):  # a list: one array per op
             columns.append(cut(v))
         elif isinstance(v, dict):
             keys = tuple(v)
@@ -606,6 +673,13 @@ class _Conv:
     main: _SumJob
     winograd: _SumJob | None
     allowed: np.ndarray
+
+    def ungoverned(self) -> CostArrays | _Autotuned:
+        """The op's cost once :meth:`_Planner.run_sums` has summed its jobs, as ``build`` of
+        ``_Planner._plan_conv`` gives it: the implicit GEMM's sum, or both candidates to pick from."""
+        if self.winograd is None:
+            return self.main.result
+        return _Autotuned([(self.mask, self.main.result, self.winograd.result)], self.allowed)
 
     def finish(self) -> CostArrays:
         """The op's governed cost, once both jobs hold theirs (``gpu.with_transfers``, ``_pick``)."""
@@ -648,6 +722,162 @@ def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
     dispatch = [src.dispatch_s.take(ix) for src, ix in zip(sources, index, strict=True) if src.dispatch_s is not None]
     fields["dispatch_s"] = functools.reduce(np.add, dispatch) if dispatch else None
     return CostArrays.from_fields(fields)
+
+
+def _sum_views(jobs: list[_SumJob], h: int, free: _Writable) -> tuple[CostArrays, int, list[int]]:
+    """The sums of ``jobs`` (one structure, as :func:`_sum_rows`): a cost whose every array is a
+    (jobs, h) table, row ``j`` the sum of job ``j``'s parts (``sum_costs``: the same additions in the
+    same order), with its number of rows and each job's row. Each part's rows are read as a view of
+    its stacked cost where the jobs' rows are evenly spaced there (else gathered), and a sum is
+    written over the rows of the last part it adds where only these jobs read that part and ``free``
+    lets its array be written (no new memory: the class passes' arrays hold the sums, as they hold
+    the ops' costs); a key of one part is that part's rows. A job of one part is that part's row as
+    it is: the part's stacked cost, its number of ops and the jobs' rows there."""
+    first = jobs[0]
+    sources = [q.ref[0] for q in first.parts]
+    if len(sources) == 1:  # one kernel: its rows as they are (kept where the kernel's rows are)
+        for job in jobs:
+            if free.uses.get(id(job.parts[0]), 1) != 1:
+                free.uses[id(job)] = 2
+        return sources[0], sources[0].latency_s.size // h, [job.parts[0].ref[1] for job in jobs]
+    at = [[job.parts[j].ref[1] for job in jobs] for j in range(len(sources))]
+    picks = [_row_pick(rows) for rows in at]
+    # per part, the ids of its arrays whose rows of these jobs may take a sum (none for a gathered part)
+    open_ = [free.arrays(src) if type(pick) is slice and all(free.uses[id(job.parts[j])] == 1 for job in jobs)
+             else frozenset() for j, (src, pick) in enumerate(zip(sources, picks, strict=True))]
+    made: set[int] = set()  # ids of the arrays of this sum that a later sum may write over
+
+    def rows(x: np.ndarray | list[np.ndarray], j: int) -> np.ndarray | list[np.ndarray]:
+        if type(x) is list:  # a sum kept as one array per job
+            return [x[r] for r in at[j]]
+        table = x.reshape(-1, h)
+        pick = picks[j]
+        return table[pick] if type(pick) is slice else table.take(pick, axis=0)
+
+    def added(terms: list[tuple[int, Any]]) -> Any:
+        views = [rows(x, j) for j, x in terms]
+        last, x = terms[-1]
+        if len(views) == 1:
+            out = views[0]
+            if type(out) is not list and id(x) in open_[last]:
+                made.add(id(out))
+            return out
+        if any(type(v) is list for v in views) or id(x) not in open_[last] or any(v.dtype is not _F64 for v in views):
+            # no rows to write over: one new array per job, as sum_costs makes them (a new table
+            # of many jobs' rows that outlived the call would make the allocator return memory)
+            return [added_in_order([v[i] for v in views]) for i in range(len(jobs))]
+        out = views[-1]
+        head = views[0]
+        if len(views) > 2:  # the sum of the others, left to right, in scratch memory
+            head = free.scratch(out.shape)
+            np.add(views[0], views[1], out=head)
+            for v in views[2:-1]:
+                head += v
+        np.add(head, out, out=out)
+        made.add(id(out))
+        return out
+
+    fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0,
+                              "static_power_w": rows(sources[0].static_power_w, 0)}
+    main = first.main
+    fields["extra"] = {} if main is None else {k: rows(x, main) for k, x in sources[main].extra.items()}
+    for name in _SUMMED_ARRAYS:
+        fields[name] = added([(j, getattr(src, name)) for j, src in enumerate(sources)])
+    for name in _SUMMED_DICTS:
+        terms: dict[str, list[tuple[int, np.ndarray]]] = {}
+        for j, src in enumerate(sources):
+            for k, x in getattr(src, name).items():
+                terms.setdefault(k, []).append((j, x))
+        fields[name] = {k: added(v) for k, v in terms.items()}
+    dispatch = [(j, src.dispatch_s) for j, src in enumerate(sources) if src.dispatch_s is not None]
+    fields["dispatch_s"] = added(dispatch) if dispatch else None
+    out = CostArrays.from_fields(fields)
+    free.made(out, made)
+    return out, len(jobs), list(range(len(jobs)))
+
+
+class _Writable:
+    """Which arrays of the stacked costs :func:`_sum_views` reads may take sums over their rows:
+    ``uses``, how many jobs read each part (a part read by two keeps its rows); of a class's
+    stacked cost, each writeable array that shares its memory with no other array of that cost (the
+    rows of a part are then read by nothing else once its job is summed); of a sum, the arrays it
+    wrote or passed on from such arrays."""
+
+    def __init__(self, uses: dict[int, int]) -> None:
+        self.uses = uses
+        self._arrays: dict[int, frozenset[int]] = {}
+        self._scratch: np.ndarray | None = None
+
+    def scratch(self, shape: tuple[int, int]) -> np.ndarray:
+        """Float64 memory of ``shape`` for a sum's first terms, reused by every sum: one block per
+        pass instead of one short-lived table per field (freeing a table of 64 KiB or more makes the
+        allocator consolidate and return memory, which later allocations fault back in)."""
+        size = shape[0] * shape[1]
+        if self._scratch is None or self._scratch.size < size:
+            self._scratch = np.empty(size)
+        return self._scratch[:size].reshape(shape)
+
+    def arrays(self, c: CostArrays) -> frozenset[int]:
+        """The ids of the arrays of ``c`` whose rows a sum may write."""
+        got = self._arrays.get(id(c))
+        if got is None:
+            got = self._arrays[id(c)] = _sole_arrays(c)
+        return got
+
+    def made(self, c: CostArrays, ids: set[int]) -> None:
+        """Records the arrays of the sum ``c`` that a later sum may write."""
+        self._arrays[id(c)] = frozenset(ids)
+
+
+def _sole_arrays(c: CostArrays) -> frozenset[int]:
+    """The ids of the writeable arrays of ``c`` whose memory overlaps no other array's of ``c`` (an
+    array that two fields hold, or that views another's memory, is written by neither), each
+    viewing memory an array owns (not a buffer of another kind of object). Only arrays that view
+    the memory of one owner are compared, by the bytes they span."""
+    arrays = [v for v in c.__dict__.values() if isinstance(v, np.ndarray)]
+    arrays += [x for v in c.__dict__.values() if isinstance(v, dict) for x in v.values()]
+    by_owner: dict[int, list[int]] = {}
+    foreign = set()
+    for i, x in enumerate(arrays):
+        while isinstance(x.base, np.ndarray):
+            x = x.base
+        if x.base is not None:  # memory of another kind of object: never written
+            foreign.add(i)
+        by_owner.setdefault(id(x), []).append(i)
+    shared: set[int] = set()
+    for members in by_owner.values():
+        if len(members) > 1:
+            shared.update(_overlapping([arrays[i] for i in members], members))
+    return frozenset(id(x) for i, x in enumerate(arrays)
+                     if i not in shared and i not in foreign and x.flags.writeable)
+
+
+def _overlapping(arrays: list[np.ndarray], ids: list[int]) -> set[int]:
+    """The ``ids`` of the ``arrays`` whose bytes overlap another's (with its chain of overlapping
+    neighbours, by where they start)."""
+    shared: set[int] = set()
+    run: list[int] = []
+    end = -1
+    for lo, hi, i in sorted((*byte_bounds(x), i) for x, i in zip(arrays, ids, strict=True)):
+        if lo >= end:
+            run = []
+        run.append(i)
+        if len(run) > 1:
+            shared.update(run)
+        end = max(end, hi)
+    return shared
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _row_pick(rows: list[int]) -> slice | np.ndarray:
+    """What picks ``rows`` out of a (rows, points) table: a slice where they are evenly spaced
+    (a view), else their index (a gather)."""
+    start, step = rows[0], rows[1] - rows[0] if len(rows) > 1 else 1
+    if step > 0 and rows == list(range(start, start + step * len(rows), step)):
+        return slice(start, start + step * (len(rows) - 1) + 1, step)
+    return np.asarray(rows)
 
 
 def _take_index(c: CostArrays, index: np.ndarray) -> CostArrays:
@@ -726,9 +956,12 @@ def _build(ops: Sequence[Any], p: GPUParams,
     planner = _Planner(p, stack_finals)
     plans = [planner.plan(op) for op in ops]
     planner.run()
-    return planner, [plan if stack_finals and isinstance(plan, (_Gemm, _Stream, _Conv))
-                     else plan.result if isinstance(plan, (_Gemm, _Stream)) else plan() if callable(plan) else plan
-                     for plan in plans]
+    if stack_finals:
+        return planner, [plan if isinstance(plan, (_Gemm, _Stream, _Conv)) else plan() if callable(plan) else plan
+                         for plan in plans]
+    planner.run_sums()
+    return planner, [plan.result if isinstance(plan, (_Gemm, _Stream)) else plan.ungoverned()
+                     if isinstance(plan, _Conv) else plan() if callable(plan) else plan for plan in plans]
 
 
 def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) -> list[CostArrays] | list[OpCost]:
@@ -750,7 +983,7 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
     # into ops and no sum op by op.
     flat = [x for c in built if not isinstance(c, (_Gemm, _Stream, _Conv))
             for x in (c.costs() if isinstance(c, _Autotuned) else (c,))]
-    stacked = planner.stacked + planner.run_jobs()
+    stacked = planner.stacked + planner.run_jobs() if planner.stack_finals else []
     counts = [len(reqs) for _, reqs in stacked] + [1] * len(flat)
     done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts)
     # point: each whole-op request's one-point cost (request id -> OpCost), with its op's kind and
