@@ -27,6 +27,12 @@ from archsim.hardware.gpu import MMA_FLOP_PER_INSTRUCTION
 __all__ = ["GPUParams", "TiledGPUParams", "CPUParams", "PIMParams", "LinkParams", "CacheParams"]
 
 
+_ITSELF = object()
+"""What a pack keeps as its continuation where that is the pack itself (:meth:`GPUParams.continuation`):
+a marker, not a reference to itself, so that a pack that is no longer used is freed at once by its
+reference count (a self-reference would hold its arrays until the cyclic garbage collector runs)."""
+
+
 def _arr(values: Sequence[float]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
@@ -197,13 +203,13 @@ class GPUParams:
         held = self.__dict__.get("_continuation")
         if held is None:
             if np.array_equal(self.host_dispatch_s, self.host_launch_s):
-                held = self
+                held = _ITSELF
             else:
                 held = object.__new__(type(self))
                 held.__dict__.update({**{k: v for k, v in self.__dict__.items() if k != "_continuation"},
                                       "host_dispatch_s": self.host_launch_s})
             self.__dict__["_continuation"] = held
-        return held
+        return self if held is _ITSELF else held
 
     def tiled(self, g: int) -> TiledGPUParams:
         """This pack repeated ``g`` times along the point axis (row ``i * n + h`` is point ``h``)."""
@@ -240,10 +246,10 @@ class TiledGPUParams:
         if held is None:
             base = self.__dict__["_base"]
             cont = base.continuation()
-            held = self if cont is base else self.replaced(
+            held = _ITSELF if cont is base else self.replaced(
                 _base=cont, host_dispatch_s=_tile(cont.host_dispatch_s, self.__dict__["_g"]))
             self.__dict__["_continuation"] = held
-        return held
+        return self if held is _ITSELF else held
 
     def replaced(self, **fields: Any) -> TiledGPUParams:
         """This view with ``fields`` (name -> tiled value, or ``_base``) in place of its own; the

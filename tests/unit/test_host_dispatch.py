@@ -218,3 +218,26 @@ def test_tiled_continuation_keeps_tiled_fields_and_swaps_the_dispatch():
     assert bare.continuation() is bare
     pair = bare.tiled(2)
     assert pair.continuation() is pair
+
+
+def test_a_pack_that_is_its_own_continuation_is_freed_without_the_cycle_collector():
+    # The pack (and its tiled view) keep a marker, not a reference to themselves: once the last
+    # reference goes, reference counting frees them and their arrays at once.
+    import gc
+    import weakref
+
+    from archsim.cost.params import GPUParams
+
+    gpu = presets.load_preset("gpu/v100-sxm2-16gb")
+    bare = GPUParams.from_devices([gpu, gpu])
+    pair = bare.tiled(2)
+    assert bare.continuation() is bare and pair.continuation() is pair
+    gone = [weakref.ref(bare), weakref.ref(pair)]
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del bare, pair
+        assert [r() for r in gone] == [None, None]
+    finally:
+        if was:
+            gc.enable()
