@@ -75,3 +75,39 @@ def test_column_checks_equal_the_frame_checks(rows):
         assert str(got.value) == str(exc)
     else:
         assert engines._checked_columns(columns) is columns
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_points_beyond_a_chunk_are_costed_in_chunks_with_the_same_columns(monkeypatch, overlap):
+    # 7 points in chunks of 3 (3 + 3 + 1): each column is the one pass's, to the bit.
+    from archsim.engines import roofline
+
+    g = zoo.resnet18(batch=2, dtype="fp16")
+    points = _points(7)
+    whole = many_columns(g, points, overlap=overlap)
+    seen = []
+    one_pass = roofline._point_columns
+    monkeypatch.setattr(roofline, "_point_columns", lambda w, hw, *a: seen.append(len(hw)) or one_pass(w, hw, *a))
+    monkeypatch.setattr(roofline, "MANY_CHUNK_POINTS", 3)
+    chunked = many_columns(g, points, overlap=overlap)
+    assert seen == [3, 3, 1]
+    assert list(chunked) == list(whole)
+    for name, values in whole.items():
+        assert chunked[name].tobytes() == values.tobytes()
+
+
+def test_chunks_with_other_components_fall_back_to_one_pass(monkeypatch):
+    # A point without a power model has no leakage or clock energy of its own: chunks of such points
+    # name fewer components than chunks with a power model, so the columns come from one pass.
+    from archsim.engines import roofline
+
+    g = zoo.resnet18(batch=1, dtype="fp16")
+    hw = archsim.load_preset("gpu/h100-sxm5-80gb")
+    bare = hw.model_copy(update={"power": None})
+    points = [hw, hw, bare, bare]
+    whole = many_columns(g, points)
+    monkeypatch.setattr(roofline, "MANY_CHUNK_POINTS", 2)
+    chunked = many_columns(g, points)
+    assert list(chunked) == list(whole)
+    for name, values in whole.items():
+        assert chunked[name].tobytes() == values.tobytes()
