@@ -290,6 +290,11 @@ def _many_with_software(work: Any, hardware: Sequence[Any], device: str | None, 
     if software is None or profile.is_none:
         columns = _checked_columns(roofline.many_columns(work, list(hardware), _options(device, threads, host_dispatch),
                                                          overlap=overlap))
+        # The compiled running sums (the same floats as numpy's) serve the calls after this one: their
+        # module is loaded once this call's large arrays are freed, not amid them (loaded amid or before
+        # them, the memory it keeps changed how glibc reuses their space from call to call, and
+        # sweeps or repeated calls refaulted ~3,000 pages a call).
+        import archsim.engines.ordered_sums  # noqa: F401
         return columns if as_columns else roofline.columns_frame(columns)
     from archsim.engines import host
 

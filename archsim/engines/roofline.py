@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import itertools
 import operator
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -373,7 +374,10 @@ twice the 18-20 ms of 1,000 points)."""
 
 def _point_columns(work: Any, hardware: list[Any], options: CostOptions, overlap: bool) -> dict[str, np.ndarray]:
     """:func:`many_columns` of one pass over ``hardware`` (checked: not empty, of one kind)."""
-    ops, costs, total, energy, _, distinct = _run(work, hardware, options, overlap, compiled=True)
+    # The compiled sums once their module is loaded (archsim.engines._many_with_software loads it
+    # after a first call; the sums are the same floats either way).
+    compiled = "archsim.engines.ordered_sums" in sys.modules
+    ops, costs, total, energy, _, distinct = _run(work, hardware, options, overlap, compiled=compiled)
     zero = np.zeros(len(hardware))
     energy_j = added_in_order([zero, *energy.values()])
     movement = added_in_order([zero, *[v for k, v in energy.items()
