@@ -17,7 +17,9 @@ per-block FLOP and bytes, split-K bytes) are computed once where a GEMM's rows b
 row's point, once per row (:func:`_row_values`). A GEMM's consecutive rows are searched in blocks:
 each candidate's model runs over the block's rows in one loop (SIMD across the rows, the divisions
 of the model being its cost), the rows' running minimum kept in the candidates' order, so the choice
-is the one-row-at-a-time choice to the last bit.
+is the one-row-at-a-time choice to the last bit. With many candidates, a candidate whose score's lower
+bound (its compute time in place of the slowest of its times) no row's held score exceeds is skipped
+(:func:`_dominated`), where the block's values lie in ranges in which no score can be NaN.
 
 :func:`mapper_rows` is the L2 tiling mapper of :func:`archsim.cost.traffic.gemm_bytes_rows` (the DRAM
 bytes the search starts from), compiled for the same reason: one call for all of an estimate's GEMMs.
@@ -245,8 +247,8 @@ def _candidate(c, cs, jc, rv, i, bps, split, unit_share=False, no_reduce=False):
 
 
 @njit(cache=True, error_model="numpy")
-def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best, keep, res,
-                kept):  # pragma: no cover - numba
+def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best, keep, res, kept,
+                oc_bounded):  # pragma: no cover - numba
     """The first candidate of minimum score of each of the ``n`` rows of a block (``best``), as
     ``numpy.argmin`` over the candidates would pick it: the first on a tie, a NaN score wins.
 
@@ -259,6 +261,11 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
     it is taken (:func:`_score_rows`; candidate 0 is scored on every row and held first, the state
     the first comparison with inf leaves), so :func:`_block_kept` writes them without running the
     model again (fewer candidates than figures: a library of few tiles).
+
+    Without ``keep``, a candidate whose score's lower bound (:func:`_dominated`) is no less than every
+    row's score held is not scored: no row would take it. Only where the block's row values
+    (:func:`_rows_bounded`) and the candidate's values (``oc_bounded[j]``, :func:`_op_bounded`) lie in
+    ranges where no score is NaN, so the choice is that of scoring it.
     """
     n_cand = splits.shape[0]
     if n == 1:
@@ -296,6 +303,7 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
         max_split = rv[12 * BLOCK_ROWS + i]
         unlimited = unlimited or max_split != max_split
         limit = max_split if max_split > limit else limit
+    bounded = not keep and _rows_bounded(rv, n)  # with few candidates (keep) the bound costs more than it saves
     for j in range(n_cand):
         split = splits[j]
         feasible = not skip_infeasible or (keep and j == 0)
@@ -315,6 +323,9 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
         unit = unit_cluster and m_tiles == m_tiles
         no_reduce = not split > 1.0
         first = j == 0
+        if bounded and not first and oc_bounded[j] and _dominated(oc, n_cand, j, rv, n, occ, split, best_score,
+                                                                   no_reduce):
+            continue
         # The two known quotients (_candidate) and the keeping, each loop compiled with them fixed.
         if keep:
             if unit:
@@ -335,6 +346,78 @@ def _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_sc
             _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, False, True, False)
         else:
             _score_rows(oc, n_cand, j, rv, n, occ, split, best_score, best, first, res, kept, False, False, False)
+
+
+SMALL = 1e-30
+"""Least magnitude of the positive values the search prunes with (:func:`_rows_bounded`, :func:`_op_bounded`)."""
+
+BIG = 1e30
+"""Largest magnitude of the values the search prunes with: products and quotients of a few such values are
+finite, so every score of the block is a number (inf where the candidate is infeasible), never NaN."""
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _within(x, low):  # pragma: no cover - numba
+    """``low <= x <= BIG`` (False for NaN)."""
+    return x >= low and x <= BIG
+
+
+@njit(cache=True, error_model="numpy")
+def _rows_bounded(rv, n):  # pragma: no cover - numba
+    """Whether each of the ``n`` rows of a block has its SMs, pipeline stages in flight, rates, L2 and DRAM
+    peaks (and their reciprocals) and L2 latency in [SMALL, BIG] and its DRAM latency, fill latency, launch
+    overhead, cluster size, DRAM bytes and A-stream factor in [0, BIG] (the cluster size: in [-BIG, BIG])."""
+    ok = True
+    for i in range(n):
+        for f in (0, 1, 2, 3, 4, 5, 6, 7):
+            ok = ok and _within(rv[f * BLOCK_ROWS + i], SMALL)
+        for f in (8, 9, 10, 13, 14):
+            ok = ok and _within(rv[f * BLOCK_ROWS + i], 0.0)
+        ok = ok and _within(rv[11 * BLOCK_ROWS + i], -BIG)
+    return ok
+
+
+@njit(cache=True, error_model="numpy")
+def _op_bounded(oc, n_cand, out):  # pragma: no cover - numba
+    """``out[j]``: whether candidate ``j``'s values of a GEMM's candidate table are in [0, BIG], its stage
+    bytes in [SMALL, BIG]."""
+    for j in range(n_cand):
+        ok = _within(oc[j], SMALL)
+        for f in range(1, len(OP_CANDIDATE_FIELDS)):
+            ok = ok and _within(oc[f * n_cand + j], 0.0)
+        out[j] = ok
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dominated(c, cs, jc, rv, n, occ, split, best_score, no_reduce):  # pragma: no cover - numba
+    """Whether no row of a block (of bounded values: :func:`_rows_bounded`, :func:`_op_bounded`) would take
+    candidate ``jc``: on each row it is infeasible (its score inf) or a lower bound of its score is no less
+    than the score held (``best_score``; a NaN held takes nothing). The bound is :func:`_candidate`'s score
+    with its compute time in place of the body's time, the maximum of its compute, L1, L2 and DRAM times:
+    the same operations on the same numbers, and a rounded sum does not decrease when a term grows.
+
+    One loop over the rows without early exit (SIMD across them), a block's infinite blocks per SM
+    counting as a row that may take the candidate."""
+    ctas = c[2 * cs + jc]
+    flop_cta = c[3 * cs + jc]
+    reduce_bytes = c[10 * cs + jc]
+    launches = 2.0 if split > 1.0 else 1.0
+    taken = False
+    for i in range(n):
+        bps = occ[i]
+        sm = rv[i]
+        slots = sm * bps
+        full = np.floor(ctas / _max(slots, 1.0))
+        tail = ctas - full * slots
+        waves = full + (1.0 if tail > 0.0 else 0.0)
+        blocks_in_turn = full * bps + np.ceil(tail / sm)
+        compute = blocks_in_turn * flop_cta / rv[2 * BLOCK_ROWS + i]
+        fill = waves * rv[9 * BLOCK_ROWS + i]
+        reduce_s = rv[16 * BLOCK_ROWS + i] if no_reduce else reduce_bytes / rv[5 * BLOCK_ROWS + i]
+        bound = compute + fill + reduce_s + launches * rv[10 * BLOCK_ROWS + i]
+        feasible = bps > 0.0 and not split > rv[12 * BLOCK_ROWS + i]
+        taken = taken | (feasible & ((bound < best_score[i]) | (bps > BIG)))
+    return not taken
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -495,6 +578,7 @@ def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min,
     best_score = np.empty(max(BLOCK_ROWS, n_cand))
     best = np.empty(BLOCK_ROWS, dtype=np.int64)
     kept = np.empty(2 * BLOCK_ROWS)
+    oc_bounded = np.empty(n_cand, dtype=np.bool_)
     keep_all = n_cand <= KEEP_CANDIDATES
     rows = op_row.shape[0]
     last_op = -1
@@ -507,10 +591,12 @@ def search(ops, points, unit_rate, unit_efficiency, op_row, point_row, dram_min,
         if op != last_op:  # rows are op-major in a stacked pass: once per GEMM
             last_op = op
             _op_candidates(ops[op], cand, k_slice_bytes, acc_bytes, oc)
+            _op_bounded(oc, n_cand, oc_bounded)
         n = stop - start
         _row_values(points, unit_rate, unit_efficiency, point_row, dram_min, a_stream, start, stop, rv)
         keep = keep_all and n > 1
-        _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best, keep, res, kept)
+        _block_best(oc, splits, occupancy, occupancy_row, rv, start, n, occ, best_score, best, keep, res, kept,
+                    oc_bounded)
         if keep:
             _block_kept(cand, rv, start, n, best, res, kept, out)
         else:
