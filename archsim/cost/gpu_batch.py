@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -356,25 +356,16 @@ class _Planner:
             for q in job.parts:
                 uses[id(q)] = uses.get(id(q), 0) + 1
         free = _Writable(uses)
-        pending = list(self.jobs)
-        while pending:
-            ready = [j for j in pending if all(q.ref is not None for q in j.parts)]
-            if not ready:
-                raise RuntimeError("a convolution's stacked sum reads a part that was never costed")
-            pending = [j for j in pending if j.ref is None and j not in ready]
-            batches: dict[tuple[Any, ...], list[_SumJob]] = {}
-            for job in ready:
-                batches.setdefault((job.main, *(id(q.ref[0]) for q in job.parts)), []).append(job)
-            for jobs in batches.values():
-                stacked, g, rows = _sum_views(jobs, h, free)
-                for job, row in zip(jobs, rows, strict=True):
-                    job.ref = (stacked, row)
-                wanted = [i for i, job in enumerate(jobs) if id(job) not in read]
-                if wanted:
-                    per_op = {"kind": [jobs[i].kind for i in wanted], "flop": [jobs[i].flop for i in wanted]}
-                    cut = _split(stacked, g, h, [rows[i] for i in wanted], per_op)
-                    for i, result in zip(wanted, cut, strict=True):
-                        jobs[i].result = result
+        for jobs in self._job_batches():
+            stacked, g, rows = _sum_views(jobs, h, free)
+            for job, row in zip(jobs, rows, strict=True):
+                job.ref = (stacked, row)
+            wanted = [i for i, job in enumerate(jobs) if id(job) not in read]
+            if wanted:
+                per_op = {"kind": [jobs[i].kind for i in wanted], "flop": [jobs[i].flop for i in wanted]}
+                cut = _split(stacked, g, h, [rows[i] for i in wanted], per_op)
+                for i, result in zip(wanted, cut, strict=True):
+                    jobs[i].result = result
 
     def run_jobs(self) -> list[tuple[CostArrays, list[_SumJob]]]:
         """Every :class:`_SumJob` summed, those of one structure (the same stacked costs at every
@@ -382,6 +373,18 @@ class _Planner:
         h = self.p.n
         read = {id(q) for job in self.jobs for q in job.parts}
         blocks = []
+        for jobs in self._job_batches():
+            stacked = _sum_rows(jobs, h)
+            for i, job in enumerate(jobs):
+                job.ref = (stacked, i)
+            if not any(id(j) in read for j in jobs):
+                blocks.append((stacked, jobs))
+        return blocks
+
+    def _job_batches(self) -> Iterator[list[_SumJob]]:
+        """The :class:`_SumJob`s in batches of one structure (the same stacked costs at every part),
+        each batch once every part of its jobs is costed (``ref`` set); the caller sets each job's
+        ``ref`` before asking for the next batch (a sum may be a later job's part)."""
         pending = list(self.jobs)
         while pending:
             ready = [j for j in pending if all(q.ref is not None for q in j.parts)]
@@ -391,13 +394,7 @@ class _Planner:
             batches: dict[tuple[Any, ...], list[_SumJob]] = {}
             for job in ready:
                 batches.setdefault((job.main, *(id(q.ref[0]) for q in job.parts)), []).append(job)
-            for jobs in batches.values():
-                stacked = _sum_rows(jobs, h)
-                for i, job in enumerate(jobs):
-                    job.ref = (stacked, i)
-                if not any(id(j) in read for j in jobs):
-                    blocks.append((stacked, jobs))
-        return blocks
+            yield from batches.values()
 
     def _plan_algorithms(self, op: Any) -> tuple[_Gemm, list[Any] | None]:
         """gpu._conv_algorithms: implicit GEMM, and Winograd's parts where it is a candidate

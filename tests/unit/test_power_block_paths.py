@@ -10,6 +10,7 @@ import pytest
 from bit_compare import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stacked_costs import stacked
 
 import archsim
 from archsim.cost import cpu as cpu_cost
@@ -40,23 +41,6 @@ def _scaled(c: CostArrays, energy: float) -> CostArrays:
     """``c`` with its energies times ``energy`` (below or above the power limits)."""
     return CostArrays.from_fields({**vars(c), "energy_breakdown_j": {k: v * energy
                                                                      for k, v in c.energy_breakdown_j.items()}})
-
-
-def _stacked(costs: list[CostArrays]) -> CostArrays:
-    """The costs (of the same keys) as one cost stacking them op-major (power.apply's counts)."""
-    first = costs[0]
-
-    def cat(name):
-        return {k: np.concatenate([getattr(c, name)[k] for c in costs]) for k in getattr(first, name)}
-
-    extra = {k: np.concatenate([c.extra[k] for c in costs]) for k in first.extra
-             if isinstance(first.extra[k], np.ndarray) and all(k in c.extra for c in costs)}
-    return CostArrays.from_fields({**vars(first), "latency_s": np.concatenate([c.latency_s for c in costs]),
-                                   "overhead_s": np.concatenate([c.overhead_s for c in costs]),
-                                   "time_by_unit_s": cat("time_by_unit_s"),
-                                   "energy_breakdown_j": cat("energy_breakdown_j"),
-                                   "flop_by_unit": cat("flop_by_unit"), "bytes_by_level": cat("bytes_by_level"),
-                                   "extra": extra})
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +83,7 @@ def test_stacked_costs_on_the_block_path_are_the_general_path(monkeypatch, pack,
     _threshold(monkeypatch, threshold)
     ops = (OPS[0], Gemm(64, 64, 64, dtype="fp16"), Gemm(256, 512, 1024, dtype="fp16"))
     gemms = [_scaled(gpu_cost.cost(op, pack), energy) for op in ops]
-    costs = [_stacked(gemms), _scaled(gpu_cost.cost(OPS[2], pack), energy)]
+    costs = [stacked(gemms), _scaled(gpu_cost.cost(OPS[2], pack), energy)]
     got, want = _both(costs, pack, counts=[3, 1])
     for a, b in zip(got, want, strict=True):
         assert_same(a, b)

@@ -11,6 +11,7 @@ import pytest
 from bit_compare import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stacked_costs import stacked
 
 import archsim
 from archsim.cost import cpu as cpu_cost
@@ -45,23 +46,6 @@ def _varied(c: CostArrays, energy: float, rng: np.random.Generator, special: flo
     return CostArrays.from_fields({**vars(c), "energy_breakdown_j": {k: vary(v, energy)
                                                                      for k, v in c.energy_breakdown_j.items()},
                                    "time_by_unit_s": {k: vary(v, 1.0) for k, v in c.time_by_unit_s.items()}})
-
-
-def _stacked(costs: list[CostArrays]) -> CostArrays:
-    """The costs (of the same keys) as one cost stacking them op-major (power.apply's counts)."""
-    first = costs[0]
-
-    def cat(name):
-        return {k: np.concatenate([getattr(c, name)[k] for c in costs]) for k in getattr(first, name)}
-
-    extra = {k: np.concatenate([c.extra[k] for c in costs]) for k in first.extra
-             if isinstance(first.extra[k], np.ndarray) and all(k in c.extra for c in costs)}
-    return CostArrays.from_fields({**vars(first), "latency_s": np.concatenate([c.latency_s for c in costs]),
-                                   "overhead_s": np.concatenate([c.overhead_s for c in costs]),
-                                   "time_by_unit_s": cat("time_by_unit_s"),
-                                   "energy_breakdown_j": cat("energy_breakdown_j"),
-                                   "flop_by_unit": cat("flop_by_unit"), "bytes_by_level": cat("bytes_by_level"),
-                                   "extra": extra})
 
 
 def _both(costs, p, counts=None, gpu=True):
@@ -104,7 +88,7 @@ def test_stacked_costs_in_the_compiled_pass(pack, energy):
     rng = np.random.default_rng(0)
     ops = (OPS[0], Gemm(64, 64, 64, dtype="fp16"), Gemm(256, 512, 1024, dtype="fp16"))
     gemms = [_varied(gpu_cost.cost(op, pack), energy, rng, None) for op in ops]
-    costs = [_stacked(gemms), _varied(gpu_cost.cost(OPS[2], pack), energy, rng, None)]
+    costs = [stacked(gemms), _varied(gpu_cost.cost(OPS[2], pack), energy, rng, None)]
     got, want, ran = _both(costs, pack, counts=[3, 1])
     assert ran
     for a, b in zip(got, want, strict=True):
