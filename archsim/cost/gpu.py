@@ -460,7 +460,9 @@ def pick_timed(a: CostArrays, b: CostArrays, a_s: np.ndarray, b_s: np.ndarray,
     use_b = b_s < a_s
     if allowed is not None:
         use_b = use_b & allowed
-    out = select(use_b, a, b)
+    # Only the ``keep`` entries of the selected tile facts are used: select those alone.
+    out = _select(use_b, a, b, {kk: a.extra[kk] for kk in keep if kk in a.extra},
+                  {kk: b.extra[kk] for kk in keep if kk in b.extra})
     if use_b.all():
         nan = np.full(use_b.shape, np.nan)  # every a-side tile fact NaN (one array: none is written)
         drop = {kk: nan for kk in a.extra if kk not in keep}
@@ -472,9 +474,15 @@ def pick_timed(a: CostArrays, b: CostArrays, a_s: np.ndarray, b_s: np.ndarray,
 
 def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
     """Per point, ``b`` where ``use_b`` else ``a`` (keys missing on one side count as 0)."""
+    return _select(use_b, a, b, a.extra, b.extra)
+
+
+def _select(use_b: np.ndarray, a: CostArrays, b: CostArrays, a_extra: dict[str, np.ndarray],
+            b_extra: dict[str, np.ndarray]) -> CostArrays:
+    """:func:`select` with ``a_extra`` and ``b_extra`` in place of the two sides' tile facts."""
     side = b if use_b.all() else a if not use_b.any() else None
     if side is not None:
-        uniform = _select_uniform(use_b.shape, side, a, b)
+        uniform = _select_uniform(use_b.shape, side, a, b, (a_extra, b_extra))
         if uniform is not None:
             return uniform
 
@@ -491,13 +499,15 @@ def select(use_b: np.ndarray, a: CostArrays, b: CostArrays) -> CostArrays:
         link_bytes=np.where(use_b, b.link_bytes, a.link_bytes), overhead_s=np.where(use_b, b.overhead_s, a.overhead_s),
         launches=np.where(use_b, b.launches, a.launches),
         energy_breakdown_j=sel(a.energy_breakdown_j, b.energy_breakdown_j), static_power_w=a.static_power_w,
-        extra=sel(a.extra, b.extra), dispatch_s=_pick_optional(use_b, a.dispatch_s, b.dispatch_s))
+        extra=sel(a_extra, b_extra), dispatch_s=_pick_optional(use_b, a.dispatch_s, b.dispatch_s))
 
 
-def _select_uniform(shape: tuple[int, ...], side: CostArrays, a: CostArrays, b: CostArrays) -> CostArrays | None:
+def _select_uniform(shape: tuple[int, ...], side: CostArrays, a: CostArrays, b: CostArrays,
+                    extras: tuple[dict[str, np.ndarray], dict[str, np.ndarray]]) -> CostArrays | None:
     """:func:`select` where every point takes ``side`` (``a`` or ``b``): its arrays as they are, a
     key only the other side has as zeros; ``None`` when an array is not a float64 array of
-    ``shape`` (the general path then broadcasts and converts as ``np.where`` does)."""
+    ``shape`` (the general path then broadcasts and converts as ``np.where`` does). ``extras``:
+    the tile facts of ``a`` and ``b`` to select from."""
     def ok(v: Any) -> bool:
         return isinstance(v, np.ndarray) and v.dtype == np.float64 and v.shape == shape
 
@@ -509,11 +519,12 @@ def _select_uniform(shape: tuple[int, ...], side: CostArrays, a: CostArrays, b: 
         if name == "static_power_w":
             fields[name] = a.static_power_w
             continue
-        v = getattr(side, name)
+        pair = extras if name == "extra" else (getattr(a, name), getattr(b, name))
+        v = pair[1] if side is b else pair[0]
         if isinstance(v, dict):
-            other = getattr(a if side is b else b, name)
+            other = pair[0] if side is b else pair[1]
             out = {}
-            for kk in dict.fromkeys([*getattr(a, name), *getattr(b, name)]):
+            for kk in dict.fromkeys([*pair[0], *pair[1]]):
                 got = v.get(kk)
                 if got is None and kk in other:
                     if zero is None:
@@ -556,6 +567,9 @@ def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bo
     use_tc = p.tensor_flop_per_cycle_per_sm[prec] > 0
     mult = np.where(use_tc, p.tensor_channel_multiple, 1.0)
     trans = np.where(use_tc, p.conv_nchw_transposes, 0.0)
+    if mult.size and mult.min() == mult.max() and trans.min() == trans.max():
+        # one configuration at every point (the common case): no set of per-point tuples to build
+        return [(np.ones(mult.shape, dtype=bool), int(mult.flat[0]), bool(trans.flat[0]))]
     keys = sorted(set(zip(mult.tolist(), trans.tolist(), strict=True)))
     return [((mult == m) & (trans == t), int(m), bool(t)) for m, t in keys]
 
