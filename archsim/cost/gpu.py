@@ -562,12 +562,18 @@ def conv_configs(op: Any, p: GPUParams) -> list[tuple[np.ndarray, int, bool]]:
     return precision_configs(p, precision_of(op))
 
 
+_SET_CONFIG_POINTS = 32
+"""Up to this many points :func:`precision_configs` builds the set of every point's configuration
+at once (as cheap as checking for one configuration); above it, one configuration is found by
+comparing each column's least and greatest value first."""
+
+
 def precision_configs(p: GPUParams, prec: str) -> list[tuple[np.ndarray, int, bool]]:
     """:func:`conv_configs` of any convolution of precision ``prec``."""
     use_tc = p.tensor_flop_per_cycle_per_sm[prec] > 0
     mult = np.where(use_tc, p.tensor_channel_multiple, 1.0)
     trans = np.where(use_tc, p.conv_nchw_transposes, 0.0)
-    if mult.size and mult.min() == mult.max() and trans.min() == trans.max():
+    if mult.size > _SET_CONFIG_POINTS and mult.min() == mult.max() and trans.min() == trans.max():
         # one configuration at every point (the common case): no set of per-point tuples to build
         return [(np.ones(mult.shape, dtype=bool), int(mult.flat[0]), bool(trans.flat[0]))]
     keys = sorted(set(zip(mult.tolist(), trans.tolist(), strict=True)))

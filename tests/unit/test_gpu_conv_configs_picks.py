@@ -32,9 +32,13 @@ def _assert_configs_equal(got, want) -> None:
         assert (type(gk), gk, type(gt), gt) == (type(wk), wk, type(wt), wt)
 
 
-@given(st.integers(1, 12), st.data())
+@given(st.sampled_from([1, 3, 12, gc._SET_CONFIG_POINTS, gc._SET_CONFIG_POINTS + 1, 40]), st.data())
 def test_configs_equal_the_set_of_every_point_s_configuration(n, data):
+    uniform = data.draw(st.booleans())
+
     def column(values):
+        if uniform:  # one value at every point (the fast path above _SET_CONFIG_POINTS points)
+            return np.full(n, data.draw(st.sampled_from(values)))
         return np.asarray(data.draw(st.lists(st.sampled_from(values), min_size=n, max_size=n)), dtype=float)
 
     p = SimpleNamespace(tensor_flop_per_cycle_per_sm={"fp16": column([0.0, 512.0, 1024.0])},
@@ -46,7 +50,8 @@ def test_configs_equal_the_set_of_every_point_s_configuration(n, data):
 def test_configs_of_real_packs_one_and_two_configurations():
     v100 = presets.load_preset("gpu/v100-sxm2-16gb")
     p100 = presets.load_preset("gpu/p100-16gb")
-    for devices in ([v100] * 5, [v100, p100, v100], [p100, p100]):
+    big = gc._SET_CONFIG_POINTS + 1
+    for devices in ([v100] * 5, [v100, p100, v100], [p100, p100], [v100] * big, [p100] * big, [v100, p100] * big):
         p = GPUParams.from_devices(devices)
         for prec in ("fp16", "fp32"):
             got = gc.precision_configs(p, prec)
