@@ -341,6 +341,12 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     cols = [np.tile(getattr(p, f), repeat) if repeat > 1 else getattr(p, f) for f in _OCCUPANCY_FIELDS]
     cols += [a_bytes, b_bytes]
     keys, inverse = _unique_rows(np.stack(cols, axis=1))
+    return _occupancy_of_keys(keys), np.ravel(inverse).astype(np.int64)
+
+
+def _occupancy_of_keys(keys: np.ndarray) -> np.ndarray:
+    """Blocks per SM of every tile candidate (C-contiguous, distinct rows x candidates) for the distinct
+    rows ``keys`` of (:data:`_OCCUPANCY_FIELDS`, A and B element sizes in bytes)."""
     sub = {f: keys[:, i] for i, f in enumerate(_OCCUPANCY_FIELDS)}
     bm, bn, threads, regs, _ = (v[None, :] for v in TILE_TABLE)
     a_u, b_u = keys[:, -2:-1], keys[:, -1:]
@@ -348,7 +354,18 @@ def _occupancy_table(p: GPUParams, a_bytes: np.ndarray, b_bytes: np.ndarray,
     smem = sub["gemm_pipeline_stages"][:, None] * ((bm * a_u + bn * b_u) * bk)
     view = _SMView(**sub)
     bps = gpu_occupancy(view, threads, np.minimum(regs, view.max_registers_per_thread[:, None]), smem)  # type: ignore[arg-type]
-    return np.ascontiguousarray(bps), np.ravel(inverse).astype(np.int64)
+    return np.ascontiguousarray(bps)
+
+
+def _uniform_occupancy(p: GPUParams, a: float, b: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_occupancy_table` of element sizes ``a``, ``b`` at every point of ``p`` when all points share
+    one SM description (the table's one row, and row 0 for every point), found without stacking the
+    points' fields; ``None`` when they do not."""
+    cols = [getattr(p, f) for f in _OCCUPANCY_FIELDS]
+    if p.n == 0 or not all(bool((c == c[0]).all()) for c in cols):
+        return None
+    keys = np.array([[*(c[0] for c in cols), a, b]], dtype=np.float64)  # the first row, as _unique_rows keeps it
+    return _occupancy_of_keys(keys), np.zeros(p.n, dtype=np.int64)
 
 
 def _pair_occupancy(p: GPUParams, a: float, b: float, library: str) -> tuple[np.ndarray, np.ndarray]:
@@ -359,7 +376,8 @@ def _pair_occupancy(p: GPUParams, a: float, b: float, library: str) -> tuple[np.
         if columns is not None:
             table, rows = _pair_occupancy(p, a, b, GEMM_LIBRARY)
             return _frozen(np.ascontiguousarray(table[:, columns])), rows
-        table, rows = _occupancy_table(p, np.full(p.n, a), np.full(p.n, b))
+        got = _uniform_occupancy(p, a, b)
+        table, rows = got if got is not None else _occupancy_table(p, np.full(p.n, a), np.full(p.n, b))
         return _frozen(table), _frozen(rows)
 
     return _kept(p, ("occupancy", a, b, library), _OCCUPANCY_FIELDS, build)
@@ -428,12 +446,31 @@ def gpu_gemm_grid(p: GPUParams, m: np.ndarray, n: np.ndarray, k: np.ndarray, bat
         occupancy_row = np.concatenate(pair_rows)[np.ravel(pair_of_op)] if len(pairs) > 1 else np.repeat(
             pair_rows[0], g)
     else:
-        op_row = np.repeat(np.arange(g, dtype=np.int64), h)
-        points = np.tile(np.arange(h, dtype=np.int64), g)
-        occupancy_row = np.concatenate([pair_rows[i] for i in np.ravel(pair_of_op).tolist()]) if len(pairs) > 1 \
-            else np.tile(pair_rows[0], g)
+        op_row, points = _grid_rows(p, g)
+        if len(pairs) > 1:
+            occupancy_row = np.concatenate([pair_rows[i] for i in np.ravel(pair_of_op).tolist()])
+        elif len(occupancy) == 1:  # one SM description: every row reads the table's one row
+            occupancy_row = np.zeros(g * h, dtype=np.int64)
+        else:
+            occupancy_row = np.tile(pair_rows[0], g)
     return _search(p, ops, op_row, points, flop_per_cycle_per_sm, efficiency, dram_min_bytes, a_stream_factor,
                    occupancy, occupancy_row, candidates, library)
+
+
+def _grid_rows(p: GPUParams, g: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's GEMM and point in an op-major grid of ``g`` GEMMs at the points of ``p``:
+    ``np.repeat(np.arange(g), p.n)`` and ``np.tile(np.arange(p.n), g)`` (int64, C-contiguous). Kept on
+    the pack for the most GEMMs asked so far: a smaller grid (the next kernel class of the same call)
+    reads the first ``g * p.n`` rows of those arrays, which are its own. The arrays stay writable, as
+    the search was always given them (numba compiles one specialisation per array flags); it only
+    reads them."""
+    held = p.__dict__.setdefault(_KEPT_KEY, {})
+    got = held.get("grid_rows")
+    if got is None or got[0] < g:
+        got = held["grid_rows"] = (g, np.repeat(np.arange(g, dtype=np.int64), p.n),
+                                   np.tile(np.arange(p.n, dtype=np.int64), g))
+    rows = g * p.n
+    return got[1][:rows], got[2][:rows]
 
 
 def _point_table(values: list[Any], n: int) -> np.ndarray:
@@ -453,10 +490,11 @@ def _search_points(p: GPUParams, library: str) -> np.ndarray:
     limited = library == GEMM_LIBRARY
 
     def build() -> np.ndarray:
-        per_point = [getattr(p, f) for f in engine.POINT_FIELDS]
-        if not limited:
-            per_point[engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
-        return _frozen(_point_table(per_point, p.n))
+        if limited:
+            return _frozen(_point_table([getattr(p, f) for f in engine.POINT_FIELDS], p.n))
+        table = _search_points(p, GEMM_LIBRARY).copy()  # the same columns but one, without a second conversion
+        table[:, engine.POINT_FIELDS.index("gemm_max_split_k")] = float(max(SPLIT_K))
+        return _frozen(table)
 
     return _kept(p, ("points", limited), engine.POINT_FIELDS, build)
 
