@@ -14,15 +14,16 @@ The tiling model's DRAM traffic depends on the L2 capacity only, so it is comput
 distinct capacity (a sweep that does not vary L2 pays for it once per op, not once per point).
 Ops outside these classes (attention, user-described kernels) take the one-op path.
 
-:func:`governed_many` at a few points (``STACKED_SUM_POINTS``) keeps the rows stacked up to the
-power model: an op that is one kernel of a class enters :func:`archsim.cost.power.apply` as its
-class's rows, and a convolution of one channel configuration is summed from its kernels' rows
+:func:`governed_many` keeps the rows of an op that is one kernel of a class stacked up to the
+power model: it enters :func:`archsim.cost.power.apply` as its class's rows, cut into ops once
+governed. At a few points (``STACKED_SUM_POINTS``) a convolution of one channel configuration
+is summed from its kernels' rows too
 (:class:`_SumJob`, every convolution of one structure in one numpy call per field and part);
 the governed stacks are cut into ops once. The floats are those of cutting first, summing op by
 op (:func:`archsim.cost.common.sum_costs`) and governing each op: the same operations on each
 (op, point) in the same order.
 
-At more points (and in :func:`cost_many`) every op enters the power model on its own, and a
+At more points (and in :func:`cost_many`) every other op enters the power model on its own, and a
 convolution of one channel configuration with layout transposes or a Winograd candidate is summed
 from its kernels' rows too (:meth:`_Planner.run_sums`): its kernels run ahead of the other
 requests of their class, so that one kernel of the convolutions of one structure is one run of
@@ -147,11 +148,13 @@ def _implicit_values(op: Any, p: GPUParams, sector: float) -> tuple[Any, ...]:
 class _Planner:
     """Turns ops into kernel requests, runs each class stacked, and reassembles every op."""
 
-    def __init__(self, p: GPUParams, stack_finals: bool = False) -> None:
+    def __init__(self, p: GPUParams, stack_finals: bool = False, keep_finals: bool = False) -> None:
         self.p = p
-        # With stack_finals, the requests that are whole ops keep their class's stacked cost
-        # (``stacked``: cost, requests) for the power model instead of being cut into ops.
+        # With stack_finals, convolutions are summed from stacked rows for the power model
+        # (run_jobs); with either flag the requests that are whole ops keep their class's stacked
+        # cost (``stacked``: cost, requests) for the power model instead of being cut into ops.
         self.stack_finals = stack_finals
+        self.keep_finals = keep_finals or stack_finals
         self.stacked: list[tuple[CostArrays, list[Any]]] = []
         self.jobs: list[_SumJob] = []  # convolutions' sums of stacked rows
         # Without stack_finals, the kernels of row-summed convolutions (their parts) run ahead of the
@@ -553,15 +556,15 @@ class _Planner:
         return sp.replaced(host_dispatch_s=np.concatenate([dispatch if o else launch for o in opens]))
 
     def _finish_group(self, group: list[Any], whole: CostArrays) -> None:
-        """Each request's cost from its class's stacked cost ``whole``; with ``stack_finals``, the
+        """Each request's cost from its class's stacked cost ``whole``; with ``keep_finals``, the
         requests that are whole ops stay stacked (``self.stacked``) for one power-model pass and
         are cut into ops after it (:func:`governed_many`)."""
         h = self.p.n
         for i, q in enumerate(group):
             if q.part:
                 q.ref = (whole, i)
-        finals = [i for i, q in enumerate(group) if q.final] if self.stack_finals else []
-        rest = [i for i, q in enumerate(group) if not q.part and not (q.final and self.stack_finals)]
+        finals = [i for i, q in enumerate(group) if q.final] if self.keep_finals else []
+        rest = [i for i, q in enumerate(group) if not q.part and not (q.final and self.keep_finals)]
         if finals:
             mine = whole if len(finals) == len(group) else _take(whole, finals, h)
             self.stacked.append((mine, [group[i] for i in finals]))
@@ -577,13 +580,15 @@ enough that each of the few dozen temporaries of a pass (128 KiB at this size) s
 
 
 STACKED_SUM_POINTS = 128
-"""Most hardware points at which :func:`governed_many` keeps stacked rows through the power model
-and sums convolutions' kernels row-stacked (:class:`_SumJob`): at a few points each op's arrays
-are a few numbers, and per-op numpy calls and dicts cost more than the numbers; at many points
-the op-by-op path reads row views without copying, which costs less than gathering the rows
-(its convolutions' sums read views of their kernels' rows: :meth:`_Planner.run_sums`).
-The two cost the same near 160-190 points (ResNet-50, MobileNet-V2, BERT-base): the stacked path
-is 5-13 % faster at 48-128 points, 10-15 % slower from 192 and ~30 % slower at 1,000."""
+"""Most hardware points at which :func:`governed_many` sums convolutions' kernels row-stacked
+(:class:`_SumJob`, gathered rows) and keeps those sums stacked through the power model: at a few
+points each op's arrays are a few numbers, and per-op numpy calls and dicts cost more than the
+numbers; at many points the sums of row views (:meth:`_Planner.run_sums`) read the kernels' rows
+without copying, which costs less than gathering them. The two cost the same near 160-190 points
+(ResNet-50, MobileNet-V2, BERT-base): the stacked sums are 5-13 % faster at 48-128 points, 10-15 %
+slower from 192 and ~30 % slower at 1,000. The ops that are one kernel of a class stay stacked
+through the power model at any number of points (at 1,000 points that saves ~0.5-1 ms of a
+ResNet-50 estimate_many of ~18 ms against cutting them into ops first)."""
 
 
 def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]]]:
@@ -946,18 +951,20 @@ class _Autotuned:
         return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
 
-def _build(ops: Sequence[Any], p: GPUParams,
-           stack_finals: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
-    """The planner and each op's cost; with ``stack_finals``, an op that is one kernel of a class
-    gets its request, whose ``result`` is set once its stacked cost is cut (:func:`governed_many`)."""
-    planner = _Planner(p, stack_finals)
+def _build(ops: Sequence[Any], p: GPUParams, stack_finals: bool = False,
+           keep_finals: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
+    """The planner and each op's cost; with ``stack_finals`` or ``keep_finals``, an op that is one
+    kernel of a class gets its request, whose ``result`` is set once its stacked cost is cut
+    (:func:`governed_many`); with ``stack_finals``, a convolution summed from stacked rows gets its
+    :class:`_Conv` too (:meth:`_Planner.run_jobs`)."""
+    planner = _Planner(p, stack_finals, keep_finals)
     plans = [planner.plan(op) for op in ops]
     planner.run()
     if stack_finals:
         return planner, [plan if isinstance(plan, (_Gemm, _Stream, _Conv)) else plan() if callable(plan) else plan
                          for plan in plans]
     planner.run_sums()
-    return planner, [plan.result if isinstance(plan, (_Gemm, _Stream)) else plan.ungoverned()
+    return planner, [(plan if keep_finals else plan.result) if isinstance(plan, (_Gemm, _Stream)) else plan.ungoverned()
                      if isinstance(plan, _Conv) else plan() if callable(plan) else plan for plan in plans]
 
 
@@ -973,14 +980,14 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
     stacked_at`) without being cut into per-op arrays first (a single estimate)."""
     from archsim.cost import power
 
-    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS)
+    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS, keep_finals=True)
     # The ops that are one kernel of a class enter the power model as their class's stacked rows
     # (power.apply's counts): no cutting into ops before it and no re-stacking in it.
-    # Convolutions enter it as their stacked sums (planner.run_jobs): no cutting of their kernels
-    # into ops and no sum op by op.
+    # At a few points convolutions enter it as their stacked sums (planner.run_jobs): no cutting of
+    # their kernels into ops and no sum op by op; at more points as their sums of row views.
     flat = [x for c in built if not isinstance(c, (_Gemm, _Stream, _Conv))
             for x in (c.costs() if isinstance(c, _Autotuned) else (c,))]
-    stacked = planner.stacked + planner.run_jobs() if planner.stack_finals else []
+    stacked = planner.stacked + (planner.run_jobs() if planner.stack_finals else [])
     counts = [len(reqs) for _, reqs in stacked] + [1] * len(flat)
     done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts)
     # point: each whole-op request's one-point cost (request id -> OpCost), with its op's kind and

@@ -1,6 +1,6 @@
-"""governed_many beyond ``STACKED_SUM_POINTS`` (the ops cut into ops before the power model, the
-convolutions summed op by op) gives the governor's floats on the one-op costs; ``_split`` cuts a
-stacked cost into its ops' row views."""
+"""governed_many beyond ``STACKED_SUM_POINTS`` (the ops that are one kernel of a class kept stacked
+through the power model, the convolutions summed from row views and governed op by op) gives the
+governor's floats on the one-op costs; ``_split`` cuts a stacked cost into its ops' row views."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def test_many_points_equal_the_governor_on_the_one_op_costs(assert_costs_equal, 
                  *dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops)]
     want = power.apply(gpu_batch.cost_many(graph_ops, p), p, gpu=True)
     got = gpu_batch.governed_many(graph_ops, p)
+    # the whole-op kernels went through the power model as their classes' stacked rows
+    planner, built = gpu_batch._build(graph_ops, p, keep_finals=True)
+    kept = [q for _, reqs in planner.stacked for q in reqs]
+    assert kept and all(isinstance(q, (gpu_batch._Gemm, gpu_batch._Stream)) for q in kept)
+    assert {id(q) for q in kept} == {id(c) for c in built if isinstance(c, (gpu_batch._Gemm, gpu_batch._Stream))}
     assert any(np.any(c.extra["power_limited"] == 1.0) for c in got)
     for g, w in zip(got, want, strict=True):
         assert_costs_equal(g, w)
