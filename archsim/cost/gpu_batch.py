@@ -47,7 +47,7 @@ from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import added_in_order, elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
 from archsim.cost.params import GPUParams, TiledGPUParams, _tile
-from archsim.cost.types import CostArrays, OpCost, _point_cost, stacked_at, stacked_rows
+from archsim.cost.types import CostArrays, CostTotals, OpCost, _point_cost, stacked_at, stacked_rows
 
 __all__ = ["cost_many", "governed_many", "tile_params"]
 
@@ -587,8 +587,8 @@ numbers; at many points the sums of row views (:meth:`_Planner.run_sums`) read t
 without copying, which costs less than gathering them. The two cost the same near 160-190 points
 (ResNet-50, MobileNet-V2, BERT-base): the stacked sums are 5-13 % faster at 48-128 points, 10-15 %
 slower from 192 and ~30 % slower at 1,000. The ops that are one kernel of a class stay stacked
-through the power model at any number of points (at 1,000 points that saves ~0.5-1 ms of a
-ResNet-50 estimate_many of ~18 ms against cutting them into ops first)."""
+through the power model at any number of points (at 1,000 points ~0.2-0.5 ms less of a
+ResNet-50 estimate_many of ~18-20 ms than cutting them into ops first)."""
 
 
 def _by_precision(reqs: Sequence[Any], points: int) -> list[tuple[Any, list[Any]]]:
@@ -617,17 +617,19 @@ def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
 
 
 def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
-           per_op: dict[str, list[Any]] | None = None) -> list[CostArrays]:
+           per_op: dict[str, list[Any]] | None = None, totals: bool = False) -> list[CostArrays] | list[CostTotals]:
     """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies); with
     ``rows``, those of the ops ``rows`` only, in that order; ``per_op``: fields that are not arrays,
     one value per op cut (the kind and FLOP of the ops of a stacked sum).
 
     Column by column: each field (each key of a dict field) cut into its ``g`` row views at once
     (iterating the (g, h) reshape), then each op's field dict zipped together, the per-op loops run
-    by ``map`` and ``zip`` in C (a stacked class has a few dozen ops x ~45 arrays). One op is ``c``."""
+    by ``map`` and ``zip`` in C (a stacked class has a few dozen ops x ~45 arrays). One op is ``c``.
+
+    With ``totals``, each op's :class:`~archsim.cost.types.CostTotals` (those fields alone)."""
     whole = rows is None or (len(rows) == g and list(rows) == list(range(g)))
     if g == 1 and whole and not per_op:
-        return [c]
+        return [CostTotals.of(c) if totals else c]
     n = g if whole else len(rows)
 
     def cut(x: np.ndarray | list[np.ndarray]) -> Any:
@@ -636,7 +638,8 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
 
     names: list[str] = []
     columns: list[Any] = []
-    for name, v in c.__dict__.items():
+    held = c.__dict__
+    for name, v in ((k, held[k]) for k in CostTotals.TOTALS) if totals else held.items():
         names.append(name)
         if isinstance(v, (np.ndarray, list)):  # a list: one array per op
             columns.append(cut(v))
@@ -649,7 +652,8 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
             columns.append(per_op[name])
         else:
             columns.append(itertools.repeat(v, n))
-    return [CostArrays.from_fields(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
+    built = CostTotals.from_fields if totals else CostArrays.from_fields
+    return [built(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
 
 
 @dataclasses.dataclass(eq=False)
@@ -899,9 +903,9 @@ def _take(c: CostArrays, rows: list[int], h: int) -> CostArrays:
     return _take_index(c, (np.asarray(rows)[:, None] * h + np.arange(h)).reshape(-1))
 
 
-def _retag(c: CostArrays, kind: str, flop: float) -> CostArrays:
+def _retag(c: CostArrays | CostTotals, kind: str, flop: float) -> CostArrays | CostTotals:
     """``dataclasses.replace(c, kind=kind, flop=flop)``: a shallow copy with two fields changed."""
-    return CostArrays.from_fields({**c.__dict__, "kind": kind, "flop": flop})
+    return type(c).from_fields({**c.__dict__, "kind": kind, "flop": flop})
 
 
 class _Autotuned:
@@ -950,6 +954,46 @@ class _Autotuned:
                  **{k: out.extra[k] for k in EXTRA_KEYS if k in out.extra}}
         return CostArrays.from_fields({**out.__dict__, "extra": extra})
 
+    def finish_totals(self, governed: list[CostArrays]) -> CostTotals:
+        """:meth:`finish_governed`'s :class:`~archsim.cost.types.CostTotals`: the same picks, over those
+        fields alone (the same arrays, or the same values where a pick mixes the candidates)."""
+        done = iter(governed)
+        out = None
+        for mask, _, w in self.configs:
+            c = CostTotals.of(next(done))
+            if w is not None:
+                b = CostTotals.of(next(done))
+                use_b = b.latency_s < c.latency_s
+                c = _select_totals(use_b if self.allowed is None else use_b & self.allowed, c, b)
+            out = c if out is None else _select_totals(mask, out, c)
+        return out
+
+
+def _select_totals(use_b: np.ndarray, a: CostTotals, b: CostTotals) -> CostTotals:
+    """``gc.select(use_b, a, b)`` (:func:`archsim.cost.gpu.pick_timed`'s choice) of the totals' fields:
+    per point ``b``'s values where ``use_b`` else ``a``'s, a key missing on one side counted as 0, in
+    the keys' order there; ``a``'s kind and FLOP. Where every point takes one side whose arrays are
+    float64 arrays of the points, its arrays themselves (zeros for a key only the other side has)."""
+    shape = use_b.shape
+    side = b if use_b.all() else a if not use_b.any() else None
+    arrays = [side.latency_s, *side.energy_breakdown_j.values(), *side.flop_by_unit.values()] if side else []
+    if side is not None and all(type(v) is np.ndarray and v.dtype == np.float64 and v.shape == shape for v in arrays):
+        zero = np.zeros(shape)
+
+        def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            picked = y if side is b else x
+            return {k: picked.get(k, zero) for k in dict.fromkeys([*x, *y])}
+
+        latency = side.latency_s
+    else:
+        def sel(x: dict[str, np.ndarray], y: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            return {k: np.where(use_b, y.get(k, 0.0), x.get(k, 0.0)) for k in dict.fromkeys([*x, *y])}
+
+        latency = np.where(use_b, b.latency_s, a.latency_s)
+    return CostTotals.from_fields({"kind": a.kind, "flop": a.flop, "latency_s": latency,
+                                   "energy_breakdown_j": sel(a.energy_breakdown_j, b.energy_breakdown_j),
+                                   "flop_by_unit": sel(a.flop_by_unit, b.flop_by_unit)})
+
 
 def _build(ops: Sequence[Any], p: GPUParams, stack_finals: bool = False,
            keep_finals: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
@@ -968,7 +1012,8 @@ def _build(ops: Sequence[Any], p: GPUParams, stack_finals: bool = False,
                      if isinstance(plan, _Conv) else plan() if callable(plan) else plan for plan in plans]
 
 
-def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) -> list[CostArrays] | list[OpCost]:
+def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None,
+                  totals: bool = False) -> list[CostArrays] | list[OpCost] | list[CostTotals]:
     """Every op of ``ops`` at its governed clock: ``power.apply(cost_many(ops, p), p, gpu=True)``,
     with each autotuned convolution's candidates governed in the same pass of the power model (the
     governor prices each (op, point) row on its own, so the picked candidate's row is the row its
@@ -977,9 +1022,15 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
     With ``point`` (an index into the points of ``p``), each op's one-point cost at that point
     instead, ``[c.at(point, "", "") for c in governed_many(ops, p)]`` to the bit: the ops that are
     one kernel of a class are read from their class's governed rows (:func:`~archsim.cost.types.
-    stacked_at`) without being cut into per-op arrays first (a single estimate)."""
+    stacked_at`) without being cut into per-op arrays first (a single estimate).
+
+    With ``totals`` (no ``point``), each op's :class:`~archsim.cost.types.CostTotals` instead: the
+    same arrays of those fields, the ops that are one kernel of a class cut into those fields alone
+    and the autotuned convolutions picked over them (what a graph's totals read)."""
     from archsim.cost import power
 
+    if totals and point is not None:
+        raise ValueError("governed_many: totals and point exclude each other")
     planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS, keep_finals=True)
     # The ops that are one kernel of a class enter the power model as their class's stacked rows
     # (power.apply's counts): no cutting into ops before it and no re-stacking in it.
@@ -1024,7 +1075,7 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
             read.update((id(q), (q, row, c, j)) for j, (q, row) in enumerate(zip(reqs, rows, strict=True)))
             continue
         per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
-        for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op), strict=True):
+        for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op, totals=totals and not sums), strict=True):
             q.result = result
     if read:
         allowed = bool(p.conv_autotune[point] > 0)
@@ -1042,9 +1093,11 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None) ->
         elif isinstance(c, _Conv):
             c = c.finish()
         elif isinstance(c, _Autotuned):
-            c = c.finish_governed([next(governed) for _ in c.costs()])
+            c = (c.finish_totals if totals else c.finish_governed)([next(governed) for _ in c.costs()])
         else:
             c = next(governed)
+        if totals and type(c) is not CostTotals:
+            c = CostTotals.of(c)
         flop = planner.flop(op)
         c = c if (c.kind == op.kind and c.flop == flop) else _retag(c, op.kind, flop)
         out.append(c if point is None else c.at(point, "", ""))

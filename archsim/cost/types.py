@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "DEVICE_ROLES", "LINK_KINDS",
+__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "CostTotals", "DEVICE_ROLES", "LINK_KINDS",
            "stacked_at", "stacked_rows"]
 
 DEVICE_ROLES: tuple[str, ...] = ("gpu", "host", "pim")
@@ -262,6 +262,36 @@ def stacked_rows(c: CostArrays, g: int, h: int, i: int) -> list[tuple[Any, ...]]
                     dispatch, cells(c.flop_by_unit), cells(c.bytes_by_level), cells(c.read_bytes),
                     cells(c.write_bytes), column(c.dram_activations), column(c.link_bytes), column(c.overhead_s),
                     column(c.launches), column(c.static_power_w), strict=False))
+
+
+@dataclass(frozen=True)
+class CostTotals:
+    """The figures of one op's cost at H hardware points that a graph's totals read (what
+    :func:`archsim.engines.estimate_many`'s frame sums): the op's kind and nominal FLOP, its latency
+    (s), energy by component (J) and executed FLOP by unit, each an (H,) array: the same arrays as
+    those fields of its :class:`CostArrays`, without the others."""
+
+    kind: str
+    flop: float
+    latency_s: np.ndarray
+    energy_breakdown_j: dict[str, np.ndarray]
+    flop_by_unit: dict[str, np.ndarray]
+
+    TOTALS = ("kind", "flop", "latency_s", "energy_breakdown_j", "flop_by_unit")
+    """The :class:`CostArrays` fields it holds, in its field order."""
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> CostTotals:
+        """A CostTotals from its complete field dict (nothing checked), as :meth:`CostArrays.from_fields`."""
+        return _built(cls, fields)
+
+    @classmethod
+    def of(cls, c: CostArrays | CostTotals) -> CostTotals:
+        """The totals' fields of ``c`` (its arrays themselves)."""
+        d = c.__dict__
+        return _built(cls, {k: d[k] for k in cls.TOTALS})
+
+    flop_executed = CostArrays.flop_executed
 
 
 def _built(cls: type, fields: dict[str, Any]) -> Any:

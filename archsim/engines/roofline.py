@@ -35,6 +35,7 @@ from archsim.cost import (
 )
 from archsim.cost.common import added_in_order
 from archsim.cost.dispatch import plain_gpus
+from archsim.cost.types import CostTotals
 from archsim.errors import EngineError
 from archsim.results import ENERGY_ARITHMETIC, ENERGY_STATIC, OpResult, RunResult
 
@@ -130,18 +131,22 @@ class _Coster:
         return self.params[pkey]
 
     def cost_all(self, ops: Sequence[Any], known: dict[tuple[Any, ...], CostArrays] | None = None,
-                 point: int | None = None) -> list[CostArrays] | list[OpCost]:
+                 point: int | None = None, totals: bool = False) -> list[CostArrays] | list[OpCost] | list[CostTotals]:
         """The CostArrays of every op of ``ops`` (equal ops share one object).
 
         ``known`` (op key -> CostArrays, for these hardware points and options) holds costs computed
         before: those ops are not costed again, and the new ones are added to it. With ``point`` (a
         point index; no ``known``, no software profile), each op's one-point :class:`OpCost` there
         instead, ``c.at(point, "", "")`` of its CostArrays ``c`` to the bit, GPU ops read from their
-        classes' stacked rows (:func:`~archsim.cost.gpu_batch.governed_many`)."""
+        classes' stacked rows (:func:`~archsim.cost.gpu_batch.governed_many`). With ``totals`` (no
+        ``known``, no ``point``, no software profile), the GPU ops' costs are their
+        :class:`~archsim.cost.types.CostTotals` (what a graph's totals read)."""
         from archsim.cost import gpu_batch
 
         if point is not None and (known is not None or self.options.software is not None):
             raise ValueError("cost_all: point needs known=None and no software profile")
+        if totals and (known is not None or point is not None or self.options.software is not None):
+            raise ValueError("cost_all: totals needs known=None, no point and no software profile")
 
         keys = [_op_key(op) for op in ops]
         first: dict[tuple[Any, ...], Any] = {}
@@ -161,7 +166,7 @@ class _Coster:
         if gpu_keys:
             role, targets = self.resolved[False]
             params = self._params(role, targets)
-            costs = gpu_batch.governed_many([first[k] for k in gpu_keys], params, point)
+            costs = gpu_batch.governed_many([first[k] for k in gpu_keys], params, point, totals)
             done.update(zip(gpu_keys, costs, strict=True))
         if self.options.software is not None:
             for key, op in first.items():
@@ -189,14 +194,15 @@ def _running_sum(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _run(work: Any, hardware: Sequence[Any], options: CostOptions, overlap: bool,
-         known: dict[tuple[Any, ...], CostArrays] | None = None, compiled: bool = False):
+         known: dict[tuple[Any, ...], CostArrays] | None = None, compiled: bool = False, totals: bool = False):
     """(ops, their costs, latency, energy by component, workload name) at the points of ``hardware``.
 
     ``compiled``: the running sums by :mod:`archsim.engines.ordered_sums` (the same floats) where
     every row allows it; the distinct costs and each op's index among them are then returned too,
-    else ``None`` for them."""
+    else ``None`` for them. ``totals``: the GPU ops' costs as their
+    :class:`~archsim.cost.types.CostTotals` (:meth:`_Coster.cost_all`)."""
     ops, preds, name = work_ops(work, predecessors=overlap)
-    costs = _Coster(hardware, options).cost_all(ops, known)
+    costs = _Coster(hardware, options).cost_all(ops, known, totals=totals)
     latencies = [c.latency_s for c in costs]
     distinct = sums = None
     if compiled:
@@ -377,7 +383,10 @@ def _point_columns(work: Any, hardware: list[Any], options: CostOptions, overlap
     # The compiled sums once their module is loaded (archsim.engines._many_with_software loads it
     # after a first call; the sums are the same floats either way).
     compiled = "archsim.engines.ordered_sums" in sys.modules
-    ops, costs, total, energy, _, distinct = _run(work, hardware, options, overlap, compiled=compiled)
+    # The GPU ops' costs as the fields the columns read (CostTotals) where no software profile
+    # rewrites the costs (the same arrays: the same floats).
+    ops, costs, total, energy, _, distinct = _run(work, hardware, options, overlap, compiled=compiled,
+                                                  totals=options.software is None)
     zero = np.zeros(len(hardware))
     energy_j = added_in_order([zero, *energy.values()])
     movement = added_in_order([zero, *[v for k, v in energy.items()

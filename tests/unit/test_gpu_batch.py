@@ -370,3 +370,37 @@ def test_stacked_at_equals_at_of_each_cut_op():
         assert repr(stacked_at(one, 1, h, i)) == repr([one.at(i, "", "")])
     assert stacked_at(stack, g, h, 2)[0].bound == "overhead"  # dispatch 4 s >= latency 3 s
     assert stacked_at(stack, g, h, 1)[0].bound == stack.bounds()[1] == "vector"  # NaN: the array rule
+
+
+@pytest.mark.parametrize("stacked_points", [gpu_batch.STACKED_SUM_POINTS, 0])
+def test_governed_many_totals_are_the_costs_fields(monkeypatch, stacked_points):
+    # governed_many(..., totals=True) (what estimate_many's columns read) cuts the ops that are one
+    # kernel of a class into the CostTotals fields alone and picks each autotuned convolution over
+    # them: every op's kind, FLOP, latency, energy by component and FLOP by unit must be those of
+    # governed_many's CostArrays, to the bit and in the same key order. Packs: a T4 (Winograd picked
+    # at the governed clock), a T4 beside a V100 held to 150 W (picks that differ by point), and a
+    # V100 with a P100 (two channel configurations per convolution).
+    from archsim.cost.types import CostTotals
+
+    monkeypatch.setattr(gpu_batch, "STACKED_SUM_POINTS", stacked_points)
+    v100, t4 = presets.load_preset("gpu/v100-sxm2-16gb"), presets.load_preset("gpu/t4")
+    capped = presets.validate_hardware({**v100.model_dump(), "power_limit": "150 W"})
+    graph_ops = [*OPS, ops.Conv2d(2, 64, 64, 56, 56, kernel=(3, 3), padding=(1, 1), dtype="fp32"),
+                 *dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops)]
+    mixed = False
+    for p in (GPUParams.from_devices([t4]), GPUParams.from_devices([t4, capped, t4]),
+              GPUParams.from_devices([v100, presets.load_preset("gpu/p100-16gb")])):
+        full = gpu_batch.governed_many(graph_ops, p)
+        totals = gpu_batch.governed_many(graph_ops, p, totals=True)
+        for c, t in zip(full, totals, strict=True):
+            assert type(t) is CostTotals and (t.kind, t.flop) == (c.kind, c.flop)
+            assert t.latency_s.tobytes() == c.latency_s.tobytes()
+            for name in ("energy_breakdown_j", "flop_by_unit"):
+                want, got = getattr(c, name), getattr(t, name)
+                assert list(got) == list(want) and all(got[k].tobytes() == want[k].tobytes() for k in want)
+            assert t.flop_executed().tobytes() == c.flop_executed().tobytes()
+            picks = c.extra.get("winograd")
+            mixed = mixed or (picks is not None and 0.0 < picks.mean() < 1.0)
+    assert mixed
+    with pytest.raises(ValueError, match="totals"):
+        gpu_batch.governed_many(graph_ops, p, point=0, totals=True)
