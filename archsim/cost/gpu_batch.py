@@ -1040,7 +1040,9 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None,
             for x in (c.costs() if isinstance(c, _Autotuned) else (c,))]
     stacked = planner.stacked + (planner.run_jobs() if planner.stack_finals else [])
     counts = [len(reqs) for _, reqs in stacked] + [1] * len(flat)
-    done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts)
+    # With totals beyond a few points every governed cost is read for the totals' fields alone.
+    done = power.apply([c for c, _ in stacked] + flat, p, gpu=True, counts=counts,
+                       totals=totals and not planner.stack_finals)
     # point: each whole-op request's one-point cost (request id -> OpCost), with its op's kind and
     # FLOP as the retag below would give them.
     # A convolution of one configuration without a Winograd candidate is its main job's sum: its

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from archsim.cost.types import CostArrays
+from archsim.cost.types import CostArrays, CostTotals
 from archsim.energy import PowerTerms, VFCurve, clocked_power, op_time
 from archsim.energy.dvfs import (
     INPLACE_MIN,
@@ -228,7 +228,8 @@ def _sum(arrays: list[np.ndarray], op: np.ufunc = np.add, out: np.ndarray | None
     return acc
 
 
-def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None = None) -> list[CostArrays]:
+def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None = None,
+          totals: bool = False) -> list[CostArrays] | list[CostTotals]:
     """``costs`` (ops priced at the nominal clock at the points of pack ``p``) at their DVFS clocks.
 
     ``p`` is a :class:`~archsim.cost.params.GPUParams` (``gpu=True``) or
@@ -236,6 +237,9 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
     ``counts`` (default 1 each): the number of ops each cost stacks, op-major (the points of its
     first op, then of its second...; a kernel class's stacked pass, :mod:`archsim.cost.gpu_batch`):
     each of its ops is governed as if given alone, and it comes back stacked the same way.
+    ``totals``: over (ops, points) arrays, each governed cost's :class:`~archsim.cost.types.CostTotals`
+    (its kind, FLOP, latency, energy by component and FLOP by unit: the same arrays) instead of its
+    CostArrays; elsewhere the CostArrays.
     """
     costs = list(costs)
     if not costs or not p.has_power.any():
@@ -244,10 +248,11 @@ def apply(costs: Sequence[CostArrays], p: Any, gpu: bool, counts: Sequence[int] 
         point = _point(costs[0], p, gpu)
         if point is not None:
             return [point]
-    return _apply_arrays(costs, p, gpu, counts)
+    return _apply_arrays(costs, p, gpu, counts, totals)
 
 
-def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None) -> list[CostArrays]:
+def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[int] | None,
+                  totals: bool = False) -> list[CostArrays] | list[CostTotals]:
     """:func:`apply` over (ops, points) arrays (any number of ops and points)."""
     single = counts is None or all(g == 1 for g in counts)
     sizes = [1] * len(costs) if counts is None else list(counts)
@@ -446,8 +451,16 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
             flat, h = a.reshape(-1), a.shape[-1]
             return [flat[s * h:e * h] for s, e in zip(starts[:-1], starts[1:], strict=True)]
 
-    times = {k: cut(v) for k, v in times.items()}
     energy = {k: ([] if k in alone_e else cut(v)) for k, v in energy.items()}
+    if totals:  # the totals' fields alone: the latency and energies below, the tags and FLOP as given
+        out_totals = []
+        for i, (c, lat_i) in enumerate(zip(costs, cut(lat), strict=True)):
+            had = c.energy_breakdown_j
+            e_i = {k: (had[k] if k in alone_e else v[i]) for k, v in energy.items() if k in had or k in _ADDED}
+            out_totals.append(CostTotals.from_fields({"kind": c.kind, "flop": c.flop, "latency_s": lat_i,
+                                                      "energy_breakdown_j": e_i, "flop_by_unit": c.flop_by_unit}))
+        return out_totals
+    times = {k: cut(v) for k, v in times.items()}
     power_rows = times["power"]
     out = []
     for i, (c, lat_i, clock_i, power_i, limited_i) in enumerate(zip(costs, cut(lat), cut(clock_hz), cut(power_w),
