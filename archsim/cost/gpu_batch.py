@@ -101,7 +101,7 @@ class _Gemm:
 class _Stream:
     prec: str
     values: tuple[float, ...]         # e, vector, special, in_b, out_b
-    dram: np.ndarray | None = None    # explicit bytes (H,), or
+    dram: np.ndarray | float | None = None  # explicit bytes (H,) or the same at every point, or
     traffic: _Traffic | None = None   # the tiling model's bytes, at least `floor`
     floor: float = 0.0
     l2: np.ndarray | None = None      # bytes through L2 when they differ from DRAM's (row-wise ops)
@@ -222,7 +222,8 @@ class _Planner:
         return g
 
     def _stream_req(self, prec: str, e: float, vector: float, special: float, in_b: float, out_b: float,
-                    dram: np.ndarray | None = None, traffic: _Traffic | None = None, floor: float = 0.0) -> _Stream:
+                    dram: np.ndarray | float | None = None, traffic: _Traffic | None = None,
+                    floor: float = 0.0) -> _Stream:
         s = _Stream(prec, (e, vector, special, in_b, out_b), dram, traffic, floor)
         self.streams.append(s)
         return s
@@ -266,7 +267,7 @@ class _Planner:
     def _plan_stream(self, op: Any, traffic: _Traffic | None = None) -> _Stream:
         prec, e, vector, special, in_b, out_b, compulsory = gc.derived(op, ("stream_request",),
                                                                        lambda: _stream_values(op))
-        dram = None if traffic is not None else np.full(self.p.n, compulsory)
+        dram = None if traffic is not None else compulsory
         rows = gc.rowwise_traffic(op, self.p)
         req = self._stream_req(prec, e, vector, special, in_b, out_b,
                                dram=dram if rows is None else rows[1], traffic=traffic, floor=compulsory)
@@ -287,7 +288,7 @@ class _Planner:
             self._configs[prec] = gc.precision_configs(p, prec)
         for mask, multiple, transposes in self._configs[prec]:
             padded = gc.pad_channels(op, multiple)
-            transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=np.full(p.n, rd + wr))
+            transfers = ([self._stream_req(prec, e, 0.0, 0.0, rd, wr, dram=rd + wr)
                           for rd, wr in gc.derived(op, ("layout_transfers", multiple),
                                                    lambda q=padded: gc.layout_transfers(op, q))] if transposes else [])
             direct, winograd = algorithms = self._plan_algorithms(padded)
@@ -421,7 +422,6 @@ class _Planner:
         return self._gemm_req(op, m, n, k, g, e, c_b, t, bias, a_stream, vector, library)
 
     def _plan_winograd(self, op: Any) -> list[Any]:
-        p = self.p
         t, _m, tiles = gc.winograd_plan(op)
         c, k = op.in_channels, op.out_channels
         e = elem_bytes(op)
@@ -431,10 +431,10 @@ class _Planner:
         w_b = k * c * op.kernel[0] * op.kernel[1] * e
         xt_b, yt_b, wt_b = tiles * c * t * t * e, tiles * k * t * t * e, k * c * t * t * e
         gemm = gc.winograd_gemm(op)
-        s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=np.full(p.n, x_b + xt_b))
-        s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=np.full(p.n, w_b + wt_b))
+        s1 = self._stream_req(prec, e, t * t * xt_b / e, 0.0, x_b, xt_b, dram=x_b + xt_b)
+        s2 = self._stream_req(prec, e, t * t * wt_b / e, 0.0, w_b, wt_b, dram=w_b + wt_b)
         g = self._plan_gemm(gemm)
-        s3 = self._stream_req(prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, dram=np.full(p.n, yt_b + y_b))
+        s3 = self._stream_req(prec, e, t * t * yt_b / e, 0.0, yt_b, y_b, dram=yt_b + y_b)
         return [s1, s2, g, s3]
 
     # -- execution ------------------------------------------------------------------------------
@@ -516,13 +516,14 @@ class _Planner:
         for prec, group in _by_precision(self.streams, p.n):
             g = len(group)
             sp = self.tiled(g)
-            drams = []
-            for q in group:
-                if q.traffic is not None:
-                    drams.append(np.maximum(q.traffic.result, q.floor))
-                else:
-                    drams.append(q.dram)
-            dram = np.concatenate(drams)
+            drams = [np.maximum(q.traffic.result, q.floor) if q.traffic is not None else q.dram for q in group]
+            with_l2 = any(q.l2 is not None for q in group)
+            if not with_l2 and not any(type(d) is np.ndarray for d in drams):
+                # each request's bytes one number at every point: the np.full of each, concatenated
+                dram = np.array(drams).repeat(p.n)
+            else:
+                drams = [d if type(d) is np.ndarray else np.full(p.n, d) for d in drams]
+                dram = np.concatenate(drams)
             # kn.gpu_stream's default thread count: one 16-byte access per byte of the op's largest traffic
             # (max(1.0, float(np.max(d)) / STREAM_BYTES_PER_THREAD) of each request's d, in one pass: fmax,
             # as Python's max with 1.0 first, keeps 1.0 against NaN).
@@ -530,7 +531,7 @@ class _Planner:
             per_threads = np.fmax(1.0, largest / gc.kn.STREAM_BYTES_PER_THREAD)
             per_op = np.asarray([q.values for q in group], dtype=np.float64)
             l2 = None
-            if any(q.l2 is not None for q in group):
+            if with_l2:
                 l2 = np.concatenate([q.l2 if q.l2 is not None else d for q, d in zip(group, drams, strict=True)])
             sp = self._dispatched(sp, group)
             # each request's values (e, vector, special, in_b, out_b) once: gc.stream_parts repeats what
