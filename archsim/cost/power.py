@@ -373,7 +373,7 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
                 *(kept if alone else ())]
         rescaled = _rescaled(terms, p, ratio, nominal_s, (latency, issue, noc, iface),
                              (work[:n_on], clocked0, kept[:len(offchip_keys)]), (ekeys, onchip_keys, offchip_keys),
-                             gpu, spare, read)
+                             gpu, spare, read, full=not totals)
     if rescaled is not None:
         lat, clock_hz, power_w, limited, power_s, energy = rescaled
         times = {"power": power_s}
@@ -478,7 +478,7 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
 def _rescaled(t: PowerTerms, p: Any, ratio: np.ndarray | None, nominal_s: np.ndarray,
               entries: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
               rows: tuple[Any, Any, Any], keys: tuple[list[str], list[str], list[str]], gpu: bool,
-              spare: Spare, read: list[np.ndarray]) -> tuple[Any, ...] | None:
+              spare: Spare, read: list[np.ndarray], full: bool = True) -> tuple[Any, ...] | None:
     """:func:`apply`'s arithmetic after the governor over a large block in one compiled pass
     (:func:`archsim.energy.clocked.rescale`, the same floats): the latency (s), the clock (Hz), the
     average power (W), the power-limited flag, the power-limited time (s) and the energy dict (J, in
@@ -491,7 +491,9 @@ def _rescaled(t: PowerTerms, p: Any, ratio: np.ndarray | None, nominal_s: np.nda
     ``read``: arrays the kernel reads and may write into (given to ``spare`` once it runs). ``None``
     (nothing given, nothing written: the numpy passes then) unless the rows are C-contiguous slices
     of a block, every per-(op, point) array is a C-contiguous float64 array of the block's shape and
-    every per-point one of the points."""
+    every per-point one of the points. Without ``full`` (the totals alone are read), the clock, the
+    average power, the flag and the power-limited time are ``None`` and the clocked time rows are
+    left as they are."""
     latency, issue, noc, iface = entries
     ekeys, onchip_keys, offchip_keys = keys
     shape, size = latency.shape, latency.size
@@ -522,11 +524,17 @@ def _rescaled(t: PowerTerms, p: Any, ratio: np.ndarray | None, nominal_s: np.nda
     codes.update({"issue": clocked.ISSUE, **({"noc": clocked.NOC} if gpu else {}), "dram_interface": clocked.INTERFACE,
                   "static": clocked.STATIC, "leakage": clocked.LEAKAGE, "clock": clocked.CLOCK})
     spare.give(*read)
-    lat, clock_hz, power_w, limited, power_s, static, leakage, clock = _outputs(spare, shape, 8)
+    if full:
+        lat, clock_hz, power_w, limited, power_s, static, leakage, clock = _outputs(spare, shape, 8)
+    else:
+        lat, static, leakage, clock = _outputs(spare, shape, 4)
+        clock_hz = power_w = limited = power_s = None
+    unused = np.empty(0)
     onchip, clock_rows, offchip = (r.reshape(len(r), size) if len(r) else np.empty((0, size)) for r in rows)
     clocked.rescale(flat, *[a.reshape(-1) for a in block[:10]], table, leak, at, onchip, clock_rows, offchip,
-                    np.array(list(codes.values()), dtype=np.int64),
-                    *[a.reshape(-1) for a in (lat, clock_hz, power_w, limited, power_s, static, leakage, clock)])
+                    np.array(list(codes.values()), dtype=np.int64), full,
+                    *[unused if a is None else a.reshape(-1)
+                      for a in (lat, clock_hz, power_w, limited, power_s, static, leakage, clock)])
     added = (issue, noc, iface, static, leakage, clock)  # in the order of clocked.ISSUE .. clocked.CLOCK
     energy = {key: (added[code] if code < clocked.ROWS else
                     rows[2][code - clocked.ROWS - len(on)] if key in OFFCHIP else rows[0][code - clocked.ROWS])

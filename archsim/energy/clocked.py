@@ -89,7 +89,7 @@ TILE = 512
 
 @njit(cache=True, error_model="numpy")
 def rescale(ratio, latency, nominal_s, fixed, clock_s, memory_s, excess, leakage_w, issue, noc, iface, points,
-            leak, at, onchip, clocked, offchip, order,
+            leak, at, onchip, clocked, offchip, order, full,
             lat, clock_hz, power_w, limited, power_s, static_j, leakage_j, clock_j):  # pragma: no cover - numba
     """Every (op, point) of a block at its clock ratio, as :func:`archsim.cost.power.apply`'s numpy
     passes make it.
@@ -111,7 +111,9 @@ def rescale(ratio, latency, nominal_s, fixed, clock_s, memory_s, excess, leakage
     (:func:`archsim.energy.nominal.clock_factors`); the leakage ``leakage_w x leak``; the energies
     ``issue x v2``, ``noc x v2``, ``iface + phy_w x t``, ``(board - phy_w) x t``, ``leakage x t``,
     ``clock x t``; ``power_w = total / t`` where ``t > 0`` else 0; ``power_s = t - fixed`` where ``t >
-    latency x (1 + 1e-12)`` else 0; ``limited`` 1 where ``r < 1`` else 0.
+    latency x (1 + 1e-12)`` else 0; ``limited`` 1 where ``r < 1`` else 0. Without ``full`` (a caller
+    that reads the latency and the energies alone), ``clocked``, ``clock_hz``, ``power_w``,
+    ``limited`` and ``power_s`` are neither read nor written (they may be empty).
 
     :data:`TILE` entries of an op's row at a time, each step a loop over them that writes one array
     (the compiler vectorises such loops; it does not vectorise one loop over all the arrays, and the
@@ -159,9 +161,10 @@ def rescale(ratio, latency, nominal_s, fixed, clock_s, memory_s, excess, leakage
                     u = fix[q] + (a if (a > b or a != a) else b)
                     u = u + ex[q] / x[q]
                     t[q] = late[q] + (u - ns[q])
-            for q in range(w):
-                u = t[q]
-                ps[q] = u - fix[q] if u > late[q] * LENGTHENED else 0.0
+            if full:
+                for q in range(w):
+                    u = t[q]
+                    ps[q] = u - fix[q] if u > late[q] * LENGTHENED else 0.0
             f0, kn, sl, vn, vx, vh, cw, bw, pw = (nominal_hz[s:s + w], knee_hz[s:s + w], slope[s:s + w], v_min[s:s + w],
                                                   v_max[s:s + w], vmax_hz[s:s + w], clock_w[s:s + w], board_w[s:s + w],
                                                   phy_w[s:s + w])
@@ -194,11 +197,11 @@ def rescale(ratio, latency, nominal_s, fixed, clock_s, memory_s, excess, leakage
                 fc[q] = fc[q] + pw[q] * t[q]
             for i in range(n_on):
                 _scale(onchip[i, base:end], sq, w)
-            for i in range(clocked.shape[0]):
+            for i in range(clocked.shape[0] if full else 0):
                 row = clocked[i, base:end]
                 for q in range(w):
                     row[q] = row[q] / x[q]
-            for m in range(order.shape[0]):
+            for m in range(order.shape[0] if full else 0):  # the total, for the average power
                 c = order[m]
                 if c == STATIC:
                     src = st[:w]
@@ -223,15 +226,16 @@ def rescale(ratio, latency, nominal_s, fixed, clock_s, memory_s, excess, leakage
                     for q in range(w):
                         total[q] = total[q] + src[q]
             _put(lat[base:end], t, w)
-            _put(clock_hz[base:end], fe, w)
-            pwr = power_w[base:end]
-            for q in range(w):
-                u = t[q]
-                pwr[q] = total[q] / u if u > 0 else 0.0
-            lim = limited[base:end]
-            for q in range(w):
-                lim[q] = 1.0 if x[q] < 1.0 else 0.0
-            _put(power_s[base:end], ps, w)
+            if full:
+                _put(clock_hz[base:end], fe, w)
+                pwr = power_w[base:end]
+                for q in range(w):
+                    u = t[q]
+                    pwr[q] = total[q] / u if u > 0 else 0.0
+                lim = limited[base:end]
+                for q in range(w):
+                    lim[q] = 1.0 if x[q] < 1.0 else 0.0
+                _put(power_s[base:end], ps, w)
             _put(static_j[base:end], st, w)
             _put(leakage_j[base:end], lg, w)
             _put(clock_j[base:end], ck, w)
