@@ -567,7 +567,12 @@ class _Planner:
         finals = [i for i, q in enumerate(group) if q.final] if self.keep_finals else []
         rest = [i for i, q in enumerate(group) if not q.part and not (q.final and self.keep_finals)]
         if finals:
-            mine = whole if len(finals) == len(group) else _take(whole, finals, h)
+            if len(finals) == len(group):
+                mine = whole
+            elif finals[-1] - finals[0] == len(finals) - 1:  # a run of rows (a class's parts run first)
+                mine = _row_views(whole, finals[0], finals[-1] + 1, h)
+            else:
+                mine = _take(whole, finals, h)
             self.stacked.append((mine, [group[i] for i in finals]))
         if rest:
             for i, result in zip(rest, _split(whole, len(group), h, rest), strict=True):
@@ -895,6 +900,20 @@ def _take_index(c: CostArrays, index: np.ndarray) -> CostArrays:
             v = v.take(index)
         elif isinstance(v, dict):
             v = {k: x.take(index) for k, x in v.items()}
+        fields[name] = v
+    return CostArrays.from_fields(fields)
+
+
+def _row_views(c: CostArrays, start: int, stop: int, h: int) -> CostArrays:
+    """:func:`_take` of the ops ``start .. stop - 1`` of the stacked ``c``: views of its arrays' rows
+    (the same values, no copies)."""
+    lo, hi = start * h, stop * h
+    fields: dict[str, Any] = {}
+    for name, v in c.__dict__.items():
+        if isinstance(v, np.ndarray):
+            v = v[lo:hi]
+        elif isinstance(v, dict):
+            v = {k: x[lo:hi] for k, x in v.items()}
         fields[name] = v
     return CostArrays.from_fields(fields)
 
