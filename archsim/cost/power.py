@@ -272,7 +272,9 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
         h = p.n
         by_size = {g: np.zeros(g * h) for g in dict.fromkeys(sizes)}
         zeros = [by_size[g] for g in sizes]
-        nans = [np.full(g * h, np.nan) for g in sizes] if unknown else itertools.repeat(None)
+        # one array per size, as the zeros: the block's concatenation copies what it reads
+        nan_by_size = {g: np.full(g * h, np.nan) for g in dict.fromkeys(sizes)} if unknown else {}
+        nans = [nan_by_size[g] for g in sizes] if unknown else itertools.repeat(None)
 
     def column(dicts: list[dict[str, np.ndarray]], k: str) -> list[np.ndarray]:
         # Each cost's array of key k, 0 where it has none (the stacking of missing keys).
