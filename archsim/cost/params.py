@@ -354,10 +354,11 @@ def _packed_table(devices: Sequence[GPUDevice], memo: dict) -> np.ndarray:
     if not devices:
         return np.zeros((0, _GPU_ROW_LEN))
     held = list(map(dict.get, map(_INSTANCE_DICT, devices), itertools.repeat(_ROW_KEY)))
-    every = held.count(None) == len(held)
-    fresh = range(len(devices)) if every else [i for i, h in enumerate(held) if h is None]
-    if not fresh:
+    missing = held.count(None)
+    if not missing:  # every row kept (a sweep's or a repeated call's points)
         return _joined(held)
+    every = missing == len(held)
+    fresh = range(len(devices)) if every else [i for i, h in enumerate(held) if h is None]
     table = _gpu_rows(devices if every else [devices[i] for i in fresh], memo)
     data, size = table.tobytes(), table.shape[1] * table.itemsize
     rows = list(map(data.__getitem__, map(slice, range(0, len(data), size), range(size, len(data) + size, size))))
