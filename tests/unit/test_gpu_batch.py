@@ -378,8 +378,9 @@ def test_governed_many_totals_are_the_costs_fields(monkeypatch, stacked_points):
     # kernel of a class into the CostTotals fields alone and picks each autotuned convolution over
     # them: every op's kind, FLOP, latency, energy by component and FLOP by unit must be those of
     # governed_many's CostArrays, to the bit and in the same key order. Packs: a T4 (Winograd picked
-    # at the governed clock), a T4 beside a V100 held to 150 W (picks that differ by point), and a
-    # V100 with a P100 (two channel configurations per convolution).
+    # at the governed clock), a T4 beside a V100 held to 150 W (picks that differ by point), a V100
+    # with a P100 (two channel configurations per convolution), and 150 such points (the power
+    # model's compiled pass after the governor, writing the latency and energies alone).
     from archsim.cost.types import CostTotals
 
     monkeypatch.setattr(gpu_batch, "STACKED_SUM_POINTS", stacked_points)
@@ -389,7 +390,8 @@ def test_governed_many_totals_are_the_costs_fields(monkeypatch, stacked_points):
                  *dict.fromkeys(zoo.resnet18(batch=2, dtype="fp32", training=True).ops)]
     mixed = False
     for p in (GPUParams.from_devices([t4]), GPUParams.from_devices([t4, capped, t4]),
-              GPUParams.from_devices([v100, presets.load_preset("gpu/p100-16gb")])):
+              GPUParams.from_devices([v100, presets.load_preset("gpu/p100-16gb")]),
+              GPUParams.from_devices([t4, capped, v100] * 50)):
         full = gpu_batch.governed_many(graph_ops, p)
         totals = gpu_batch.governed_many(graph_ops, p, totals=True)
         for c, t in zip(full, totals, strict=True):
