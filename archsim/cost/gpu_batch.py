@@ -47,7 +47,7 @@ from archsim.cost import gpu as gc
 from archsim.cost import traffic as tr
 from archsim.cost.common import added_in_order, elem_bytes, flop_classes, io_bytes, precision_of, sum_costs
 from archsim.cost.params import GPUParams, TiledGPUParams, _tile
-from archsim.cost.types import CostArrays, CostTotals, OpCost, _point_cost, stacked_at, stacked_rows
+from archsim.cost.types import CostArrays, CostTotals, OpCost, PowerInputs, _point_cost, stacked_at, stacked_rows
 
 __all__ = ["cost_many", "governed_many", "tile_params"]
 
@@ -347,12 +347,14 @@ class _Planner:
         self._moved_gemms += self.gemms[first_gemm:]
         del self.streams[first_stream:], self.gemms[first_gemm:]
 
-    def run_sums(self) -> None:
+    def run_sums(self, inputs: bool = False) -> None:
         """Every :class:`_SumJob`'s cost (``result``, the jobs no other job reads) as
         :func:`archsim.cost.common.sum_costs` of its parts' costs gives it, to the bit, without
         cutting the parts into ops: the jobs of one structure (the same stacked costs at every part)
         summed together, one numpy call per field and part, from row views of the parts' costs
-        where their rows are evenly spaced (:func:`_sum_views`); each result a row of the sums."""
+        where their rows are evenly spaced (:func:`_sum_views`); each result a row of the sums. With
+        ``inputs``, each result is its :class:`~archsim.cost.types.PowerInputs` (those fields summed
+        alone)."""
         h = self.p.n
         read = {id(q) for job in self.jobs for q in job.parts}
         uses: dict[int, int] = {}
@@ -361,13 +363,13 @@ class _Planner:
                 uses[id(q)] = uses.get(id(q), 0) + 1
         free = _Writable(uses)
         for jobs in self._job_batches():
-            stacked, g, rows = _sum_views(jobs, h, free)
+            stacked, g, rows = _sum_views(jobs, h, free, inputs)
             for job, row in zip(jobs, rows, strict=True):
                 job.ref = (stacked, row)
             wanted = [i for i, job in enumerate(jobs) if id(job) not in read]
             if wanted:
                 per_op = {"kind": [jobs[i].kind for i in wanted], "flop": [jobs[i].flop for i in wanted]}
-                cut = _split(stacked, g, h, [rows[i] for i in wanted], per_op)
+                cut = _split(stacked, g, h, [rows[i] for i in wanted], per_op, PowerInputs if inputs else None)
                 for i, result in zip(wanted, cut, strict=True):
                     jobs[i].result = result
 
@@ -623,7 +625,8 @@ def _per_point(x: np.ndarray | float, h: int) -> np.ndarray:
 
 
 def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
-           per_op: dict[str, list[Any]] | None = None, totals: bool = False) -> list[CostArrays] | list[CostTotals]:
+           per_op: dict[str, list[Any]] | None = None,
+           into: type[CostTotals] | type[PowerInputs] | None = None) -> list[Any]:
     """The ``g`` CostArrays of a stacked one, rows ``i*h .. (i+1)*h`` each (views, not copies); with
     ``rows``, those of the ops ``rows`` only, in that order; ``per_op``: fields that are not arrays,
     one value per op cut (the kind and FLOP of the ops of a stacked sum).
@@ -632,10 +635,11 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
     (iterating the (g, h) reshape), then each op's field dict zipped together, the per-op loops run
     by ``map`` and ``zip`` in C (a stacked class has a few dozen ops x ~45 arrays). One op is ``c``.
 
-    With ``totals``, each op's :class:`~archsim.cost.types.CostTotals` (those fields alone)."""
+    With ``into`` (:class:`~archsim.cost.types.CostTotals` or :class:`~archsim.cost.types.PowerInputs`),
+    each op's fields of that class alone, as one."""
     whole = rows is None or (len(rows) == g and list(rows) == list(range(g)))
     if g == 1 and whole and not per_op:
-        return [CostTotals.of(c) if totals else c]
+        return [c if into is None else into.from_fields({k: c.__dict__[k] for k in into.FIELDS})]
     n = g if whole else len(rows)
 
     def cut(x: np.ndarray | list[np.ndarray]) -> Any:
@@ -645,7 +649,7 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
     names: list[str] = []
     columns: list[Any] = []
     held = c.__dict__
-    for name, v in ((k, held[k]) for k in CostTotals.TOTALS) if totals else held.items():
+    for name, v in ((k, held[k]) for k in into.FIELDS) if into else held.items():
         names.append(name)
         if isinstance(v, (np.ndarray, list)):  # a list: one array per op
             columns.append(cut(v))
@@ -658,7 +662,7 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
             columns.append(per_op[name])
         else:
             columns.append(itertools.repeat(v, n))
-    built = CostTotals.from_fields if totals else CostArrays.from_fields
+    built = (into or CostArrays).from_fields
     return [built(dict(zip(names, r, strict=True))) for r in zip(*columns, strict=True)]
 
 
@@ -704,6 +708,8 @@ class _Conv:
 _SUMMED_ARRAYS = ("latency_s", "dram_activations", "link_bytes", "overhead_s", "launches")
 _SUMMED_DICTS = ("time_by_unit_s", "bytes_by_level", "flop_by_unit", "read_bytes", "write_bytes",
                  "energy_breakdown_j")
+_INPUT_ARRAYS = tuple(k for k in _SUMMED_ARRAYS if k in PowerInputs.FIELDS)
+_INPUT_DICTS = tuple(k for k in _SUMMED_DICTS if k in PowerInputs.FIELDS)
 
 
 def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
@@ -736,7 +742,8 @@ def _sum_rows(jobs: list[_SumJob], h: int) -> CostArrays:
     return CostArrays.from_fields(fields)
 
 
-def _sum_views(jobs: list[_SumJob], h: int, free: _Writable) -> tuple[CostArrays, int, list[int]]:
+def _sum_views(jobs: list[_SumJob], h: int, free: _Writable,
+               inputs: bool = False) -> tuple[CostArrays | PowerInputs, int, list[int]]:
     """The sums of ``jobs`` (one structure, as :func:`_sum_rows`): a cost whose every array is a
     (jobs, h) table, row ``j`` the sum of job ``j``'s parts (``sum_costs``: the same additions in the
     same order), with its number of rows and each job's row. Each part's rows are read as a view of
@@ -744,7 +751,9 @@ def _sum_views(jobs: list[_SumJob], h: int, free: _Writable) -> tuple[CostArrays
     written over the rows of the last part it adds where only these jobs read that part and ``free``
     lets its array be written (no new memory: the class passes' arrays hold the sums, as they hold
     the ops' costs); a key of one part is that part's rows. A job of one part is that part's row as
-    it is: the part's stacked cost, its number of ops and the jobs' rows there."""
+    it is: the part's stacked cost, its number of ops and the jobs' rows there. With ``inputs``, the
+    sums of the fields of :class:`~archsim.cost.types.PowerInputs` alone, as one (what the power
+    model reads when only the totals are read of it)."""
     first = jobs[0]
     sources = [q.ref[0] for q in first.parts]
     if len(sources) == 1:  # one kernel: its rows as they are (kept where the kernel's rows are)
@@ -789,18 +798,23 @@ def _sum_views(jobs: list[_SumJob], h: int, free: _Writable) -> tuple[CostArrays
         made.add(id(out))
         return out
 
-    fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0,
-                              "static_power_w": rows(sources[0].static_power_w, 0)}
+    fields: dict[str, Any] = {"kind": first.kind, "device": sources[0].device, "flop": 0.0}
+    if not inputs:
+        fields["static_power_w"] = rows(sources[0].static_power_w, 0)
     main = first.main
     fields["extra"] = {} if main is None else {k: rows(x, main) for k, x in sources[main].extra.items()}
-    for name in _SUMMED_ARRAYS:
+    for name in _INPUT_ARRAYS if inputs else _SUMMED_ARRAYS:
         fields[name] = added([(j, getattr(src, name)) for j, src in enumerate(sources)])
-    for name in _SUMMED_DICTS:
+    for name in _INPUT_DICTS if inputs else _SUMMED_DICTS:
         terms: dict[str, list[tuple[int, np.ndarray]]] = {}
         for j, src in enumerate(sources):
             for k, x in getattr(src, name).items():
                 terms.setdefault(k, []).append((j, x))
         fields[name] = {k: added(v) for k, v in terms.items()}
+    if inputs:
+        out = PowerInputs.from_fields({k: fields[k] for k in PowerInputs.FIELDS})
+        free.made(out, made)
+        return out, len(jobs), list(range(len(jobs)))
     dispatch = [(j, src.dispatch_s) for j, src in enumerate(sources) if src.dispatch_s is not None]
     fields["dispatch_s"] = added(dispatch) if dispatch else None
     out = CostArrays.from_fields(fields)
@@ -1015,19 +1029,20 @@ def _select_totals(use_b: np.ndarray, a: CostTotals, b: CostTotals) -> CostTotal
                                    "flop_by_unit": sel(a.flop_by_unit, b.flop_by_unit)})
 
 
-def _build(ops: Sequence[Any], p: GPUParams, stack_finals: bool = False,
-           keep_finals: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
+def _build(ops: Sequence[Any], p: GPUParams, stack_finals: bool = False, keep_finals: bool = False,
+           inputs: bool = False) -> tuple[_Planner, list[CostArrays | _Autotuned | _Gemm | _Stream]]:
     """The planner and each op's cost; with ``stack_finals`` or ``keep_finals``, an op that is one
     kernel of a class gets its request, whose ``result`` is set once its stacked cost is cut
     (:func:`governed_many`); with ``stack_finals``, a convolution summed from stacked rows gets its
-    :class:`_Conv` too (:meth:`_Planner.run_jobs`)."""
+    :class:`_Conv` too (:meth:`_Planner.run_jobs`). With ``inputs``, a convolution summed from row
+    views has its :class:`~archsim.cost.types.PowerInputs` (:meth:`_Planner.run_sums`)."""
     planner = _Planner(p, stack_finals, keep_finals)
     plans = [planner.plan(op) for op in ops]
     planner.run()
     if stack_finals:
         return planner, [plan if isinstance(plan, (_Gemm, _Stream, _Conv)) else plan() if callable(plan) else plan
                          for plan in plans]
-    planner.run_sums()
+    planner.run_sums(inputs)
     return planner, [(plan if keep_finals else plan.result) if isinstance(plan, (_Gemm, _Stream)) else plan.ungoverned()
                      if isinstance(plan, _Conv) else plan() if callable(plan) else plan for plan in plans]
 
@@ -1051,7 +1066,9 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None,
 
     if totals and point is not None:
         raise ValueError("governed_many: totals and point exclude each other")
-    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS, keep_finals=True)
+    # With totals beyond a few points, the convolutions summed from row views enter the power model
+    # as the fields it reads (PowerInputs), which hands back their totals' fields alone.
+    planner, built = _build(ops, p, stack_finals=p.n <= STACKED_SUM_POINTS, keep_finals=True, inputs=totals)
     # The ops that are one kernel of a class enter the power model as their class's stacked rows
     # (power.apply's counts): no cutting into ops before it and no re-stacking in it.
     # At a few points convolutions enter it as their stacked sums (planner.run_jobs): no cutting of
@@ -1097,7 +1114,8 @@ def governed_many(ops: Sequence[Any], p: GPUParams, point: int | None = None,
             read.update((id(q), (q, row, c, j)) for j, (q, row) in enumerate(zip(reqs, rows, strict=True)))
             continue
         per_op = {"kind": [q.kind for q in reqs], "flop": [q.flop for q in reqs]} if sums else None
-        for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op, totals=totals and not sums), strict=True):
+        for q, result in zip(reqs, _split(c, len(reqs), p.n, per_op=per_op,
+                                          into=CostTotals if totals and not sums else None), strict=True):
             q.result = result
     if read:
         allowed = bool(p.conv_autotune[point] > 0)

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "CostTotals", "DEVICE_ROLES", "LINK_KINDS",
-           "stacked_at", "stacked_rows"]
+__all__ = ["OpCost", "Actions", "CostOptions", "CostArrays", "CostTotals", "PowerInputs", "DEVICE_ROLES",
+           "LINK_KINDS", "stacked_at", "stacked_rows"]
 
 DEVICE_ROLES: tuple[str, ...] = ("gpu", "host", "pim")
 LINK_KINDS: tuple[str, ...] = ("h2d", "d2h")
@@ -277,7 +277,7 @@ class CostTotals:
     energy_breakdown_j: dict[str, np.ndarray]
     flop_by_unit: dict[str, np.ndarray]
 
-    TOTALS = ("kind", "flop", "latency_s", "energy_breakdown_j", "flop_by_unit")
+    FIELDS = ("kind", "flop", "latency_s", "energy_breakdown_j", "flop_by_unit")
     """The :class:`CostArrays` fields it holds, in its field order."""
 
     @classmethod
@@ -289,9 +289,40 @@ class CostTotals:
     def of(cls, c: CostArrays | CostTotals) -> CostTotals:
         """The totals' fields of ``c`` (its arrays themselves)."""
         d = c.__dict__
-        return _built(cls, {k: d[k] for k in cls.TOTALS})
+        return _built(cls, {k: d[k] for k in cls.FIELDS})
 
     flop_executed = CostArrays.flop_executed
+
+
+@dataclass(frozen=True)
+class PowerInputs:
+    """The fields of one op's cost at H hardware points that the power model reads when it hands back
+    :class:`CostTotals` (:func:`archsim.cost.power.apply` with ``totals``): the tags and FLOP, the
+    latency and exposed overhead (s), the time of each unit (s), the bytes at each level, the FLOP by
+    unit, the energy by component (J) and the kernel facts (``extra``, the blocks launched among
+    them), each an (H,) array: the same arrays as those fields of the op's :class:`CostArrays`,
+    without the bytes read and written per level, the row activations, link bytes, launches, static
+    power and host dispatch."""
+
+    kind: str
+    device: str
+    flop: float
+    latency_s: np.ndarray
+    time_by_unit_s: dict[str, np.ndarray]
+    bytes_by_level: dict[str, np.ndarray]
+    flop_by_unit: dict[str, np.ndarray]
+    overhead_s: np.ndarray
+    energy_breakdown_j: dict[str, np.ndarray]
+    extra: dict[str, np.ndarray]
+
+    FIELDS = ("kind", "device", "flop", "latency_s", "time_by_unit_s", "bytes_by_level", "flop_by_unit",
+              "overhead_s", "energy_breakdown_j", "extra")
+    """The :class:`CostArrays` fields it holds, in its field order."""
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> PowerInputs:
+        """A PowerInputs from its complete field dict (nothing checked), as :meth:`CostArrays.from_fields`."""
+        return _built(cls, fields)
 
 
 def _built(cls: type, fields: dict[str, Any]) -> Any:

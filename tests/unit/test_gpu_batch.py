@@ -381,7 +381,7 @@ def test_governed_many_totals_are_the_costs_fields(monkeypatch, stacked_points):
     # at the governed clock), a T4 beside a V100 held to 150 W (picks that differ by point), a V100
     # with a P100 (two channel configurations per convolution), and 150 such points (the power
     # model's compiled pass after the governor, writing the latency and energies alone).
-    from archsim.cost.types import CostTotals
+    from archsim.cost.types import CostTotals, PowerInputs
 
     monkeypatch.setattr(gpu_batch, "STACKED_SUM_POINTS", stacked_points)
     v100, t4 = presets.load_preset("gpu/v100-sxm2-16gb"), presets.load_preset("gpu/t4")
@@ -404,5 +404,10 @@ def test_governed_many_totals_are_the_costs_fields(monkeypatch, stacked_points):
             picks = c.extra.get("winograd")
             mixed = mixed or (picks is not None and 0.0 < picks.mean() < 1.0)
     assert mixed
+    # beyond a few points (the last pack: 150) the convolutions' sums of row views entered the power
+    # model as PowerInputs
+    planner, built = gpu_batch._build(graph_ops, p, keep_finals=True, inputs=True)
+    sums = [job.result for job in planner.jobs if job.result is not None]
+    assert sums and all(type(r) is PowerInputs for r in sums)
     with pytest.raises(ValueError, match="totals"):
         gpu_batch.governed_many(graph_ops, p, point=0, totals=True)
