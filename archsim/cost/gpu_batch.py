@@ -569,12 +569,7 @@ class _Planner:
         finals = [i for i, q in enumerate(group) if q.final] if self.keep_finals else []
         rest = [i for i, q in enumerate(group) if not q.part and not (q.final and self.keep_finals)]
         if finals:
-            if len(finals) == len(group):
-                mine = whole
-            elif finals[-1] - finals[0] == len(finals) - 1:  # a run of rows (a class's parts run first)
-                mine = _row_views(whole, finals[0], finals[-1] + 1, h)
-            else:
-                mine = _take(whole, finals, h)
+            mine = whole if len(finals) == len(group) else _take(whole, finals, h)
             self.stacked.append((mine, [group[i] for i in finals]))
         if rest:
             for i, result in zip(rest, _split(whole, len(group), h, rest), strict=True):
@@ -639,7 +634,7 @@ def _split(c: CostArrays, g: int, h: int, rows: Sequence[int] | None = None,
     each op's fields of that class alone, as one."""
     whole = rows is None or (len(rows) == g and list(rows) == list(range(g)))
     if g == 1 and whole and not per_op:
-        return [c if into is None else into.from_fields({k: c.__dict__[k] for k in into.FIELDS})]
+        return [c if into is None else into.of(c)]
     n = g if whole else len(rows)
 
     def cut(x: np.ndarray | list[np.ndarray]) -> Any:
@@ -906,34 +901,26 @@ def _row_pick(rows: list[int]) -> slice | np.ndarray:
     return np.asarray(rows)
 
 
-def _take_index(c: CostArrays, index: np.ndarray) -> CostArrays:
-    """``c`` with every array taken at ``index`` (stacked rows)."""
+def _take_index(c: CostArrays, index: np.ndarray | slice) -> CostArrays:
+    """``c`` with every array taken at ``index`` (stacked rows: an index array gives copies, a slice
+    views of the same values)."""
+    pick = (lambda x: x[index]) if type(index) is slice else (lambda x: x.take(index))
     fields: dict[str, Any] = {}
     for name, v in c.__dict__.items():
         if isinstance(v, np.ndarray):
-            v = v.take(index)
+            v = pick(v)
         elif isinstance(v, dict):
-            v = {k: x.take(index) for k, x in v.items()}
-        fields[name] = v
-    return CostArrays.from_fields(fields)
-
-
-def _row_views(c: CostArrays, start: int, stop: int, h: int) -> CostArrays:
-    """:func:`_take` of the ops ``start .. stop - 1`` of the stacked ``c``: views of its arrays' rows
-    (the same values, no copies)."""
-    lo, hi = start * h, stop * h
-    fields: dict[str, Any] = {}
-    for name, v in c.__dict__.items():
-        if isinstance(v, np.ndarray):
-            v = v[lo:hi]
-        elif isinstance(v, dict):
-            v = {k: x[lo:hi] for k, x in v.items()}
+            v = {k: pick(x) for k, x in v.items()}
         fields[name] = v
     return CostArrays.from_fields(fields)
 
 
 def _take(c: CostArrays, rows: list[int], h: int) -> CostArrays:
-    """The stacked cost of the ops ``rows`` of the stacked ``c`` (``h`` points each), in that order."""
+    """The stacked cost of the ops ``rows`` of the stacked ``c`` (``h`` points each), in that order:
+    views of its rows where ``rows`` is one ascending run (a class's whole ops follow the kernels of
+    its convolutions, which run first), copies otherwise."""
+    if rows[-1] - rows[0] == len(rows) - 1:
+        return _take_index(c, slice(rows[0] * h, (rows[-1] + 1) * h))
     return _take_index(c, (np.asarray(rows)[:, None] * h + np.arange(h)).reshape(-1))
 
 

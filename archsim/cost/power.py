@@ -454,14 +454,16 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
             return [flat[s * h:e * h] for s, e in zip(starts[:-1], starts[1:], strict=True)]
 
     energy = {k: ([] if k in alone_e else cut(v)) for k, v in energy.items()}
+
+    def breakdown(i: int, had: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        # Cost i's energies; keys it did not have stay out (the stacking filled them with 0).
+        return {k: (had[k] if k in alone_e else v[i]) for k, v in energy.items() if k in had or k in _ADDED}
+
     if totals:  # the totals' fields alone: the latency and energies below, the tags and FLOP as given
-        out_totals = []
-        for i, (c, lat_i) in enumerate(zip(costs, cut(lat), strict=True)):
-            had = c.energy_breakdown_j
-            e_i = {k: (had[k] if k in alone_e else v[i]) for k, v in energy.items() if k in had or k in _ADDED}
-            out_totals.append(CostTotals.from_fields({"kind": c.kind, "flop": c.flop, "latency_s": lat_i,
-                                                      "energy_breakdown_j": e_i, "flop_by_unit": c.flop_by_unit}))
-        return out_totals
+        return [CostTotals.from_fields({"kind": c.kind, "flop": c.flop, "latency_s": lat_i,
+                                        "energy_breakdown_j": breakdown(i, c.energy_breakdown_j),
+                                        "flop_by_unit": c.flop_by_unit})
+                for i, (c, lat_i) in enumerate(zip(costs, cut(lat), strict=True))]
     times = {k: cut(v) for k, v in times.items()}
     power_rows = times["power"]
     out = []
@@ -469,8 +471,7 @@ def _apply_arrays(costs: list[CostArrays], p: Any, gpu: bool, counts: Sequence[i
                                                                     cut(limited), strict=True)):
         # Keys an op did not have stay out of its dicts (the stacking filled them with 0).
         t_i = {"power": power_rows[i], **{k: (v if k in alone_t else times[k][i]) for k, v in c.time_by_unit_s.items()}}
-        had = c.energy_breakdown_j
-        e_i = {k: (had[k] if k in alone_e else v[i]) for k, v in energy.items() if k in had or k in _ADDED}
+        e_i = breakdown(i, c.energy_breakdown_j)
         extra = {**c.extra, **dict(zip(EXTRA_KEYS, (clock_i, power_i, limited_i), strict=True))}
         out.append(CostArrays.from_fields({**c.__dict__, "latency_s": lat_i, "time_by_unit_s": t_i,
                                            "energy_breakdown_j": e_i, "extra": extra}))

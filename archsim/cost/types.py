@@ -18,7 +18,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import fields as dataclass_fields
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -264,8 +265,27 @@ def stacked_rows(c: CostArrays, g: int, h: int, i: int) -> list[tuple[Any, ...]]
                     column(c.launches), column(c.static_power_w), strict=False))
 
 
+class _FieldsOf:
+    """A frozen dataclass holding some of :class:`CostArrays`' fields, in their order there (its
+    dataclass fields; ``FIELDS`` names them): built from a complete field dict, or from any cost
+    that has those fields (its arrays themselves)."""
+
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Any:
+        """An instance from its complete field dict (nothing checked), as :meth:`CostArrays.from_fields`."""
+        return _built(cls, fields)
+
+    @classmethod
+    def of(cls, c: Any) -> Any:
+        """Those fields of ``c`` (a :class:`CostArrays` or another such cost: its arrays themselves)."""
+        d = c.__dict__
+        return _built(cls, {k: d[k] for k in cls.FIELDS})
+
+
 @dataclass(frozen=True)
-class CostTotals:
+class CostTotals(_FieldsOf):
     """The figures of one op's cost at H hardware points that a graph's totals read (what
     :func:`archsim.engines.estimate_many`'s frame sums): the op's kind and nominal FLOP, its latency
     (s), energy by component (J) and executed FLOP by unit, each an (H,) array: the same arrays as
@@ -277,25 +297,11 @@ class CostTotals:
     energy_breakdown_j: dict[str, np.ndarray]
     flop_by_unit: dict[str, np.ndarray]
 
-    FIELDS = ("kind", "flop", "latency_s", "energy_breakdown_j", "flop_by_unit")
-    """The :class:`CostArrays` fields it holds, in its field order."""
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> CostTotals:
-        """A CostTotals from its complete field dict (nothing checked), as :meth:`CostArrays.from_fields`."""
-        return _built(cls, fields)
-
-    @classmethod
-    def of(cls, c: CostArrays | CostTotals) -> CostTotals:
-        """The totals' fields of ``c`` (its arrays themselves)."""
-        d = c.__dict__
-        return _built(cls, {k: d[k] for k in cls.FIELDS})
-
     flop_executed = CostArrays.flop_executed
 
 
 @dataclass(frozen=True)
-class PowerInputs:
+class PowerInputs(_FieldsOf):
     """The fields of one op's cost at H hardware points that the power model reads when it hands back
     :class:`CostTotals` (:func:`archsim.cost.power.apply` with ``totals``): the tags and FLOP, the
     latency and exposed overhead (s), the time of each unit (s), the bytes at each level, the FLOP by
@@ -315,14 +321,10 @@ class PowerInputs:
     energy_breakdown_j: dict[str, np.ndarray]
     extra: dict[str, np.ndarray]
 
-    FIELDS = ("kind", "device", "flop", "latency_s", "time_by_unit_s", "bytes_by_level", "flop_by_unit",
-              "overhead_s", "energy_breakdown_j", "extra")
-    """The :class:`CostArrays` fields it holds, in its field order."""
 
-    @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> PowerInputs:
-        """A PowerInputs from its complete field dict (nothing checked), as :meth:`CostArrays.from_fields`."""
-        return _built(cls, fields)
+for _cls in (CostTotals, PowerInputs):
+    _cls.FIELDS = tuple(f.name for f in dataclass_fields(_cls))
+del _cls
 
 
 def _built(cls: type, fields: dict[str, Any]) -> Any:
